@@ -1,0 +1,5 @@
+"""``python -m hpbench``."""
+
+from hpbench._cli.main import run
+
+run()

@@ -1,0 +1,1 @@
+"""The ``hpbench`` command line: one module per command group."""

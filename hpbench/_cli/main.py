@@ -1,0 +1,81 @@
+"""Entry point: builds the parser from the command modules and maps errors to exit codes.
+
+Exit codes: 0 success, 1 a finding (invalid input, failed check), 2 usage,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hpbench import __version__
+from hpbench._cli import task_cmd, workspace_cmd
+from hpbench._cli.common import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE, print_json
+from hpbench._console import err_console
+from hpbench._logging import configure
+from hpbench.errors import ContractError, HpbenchError
+
+# Each module adds its own sub-commands; main only wires them in.
+COMMAND_MODULES = (task_cmd, workspace_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``hpbench`` parser."""
+    parser = argparse.ArgumentParser(
+        prog="hpbench",
+        description=(
+            "Compute the evidence of an hpbench run: tasks and fingerprints, workspaces, "
+            "captures, command analysis, results and reports. benchmarks/bench.sh runs "
+            "the benchmark; these commands never start containers or agents."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"hpbench {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="console log level (default: warning)",
+    )
+    parser.add_argument(
+        "--log-file", type=Path, help="also write every log event as a JSON line to this file"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMAND_MODULES:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure(level=args.log_level, log_file=args.log_file)
+    try:
+        code: int = args.handler(args)
+    except KeyboardInterrupt:
+        err_console.print("hpbench: interrupted", markup=False)
+        return EXIT_INTERRUPTED
+    except ContractError as exc:
+        if getattr(args, "json", False):
+            print_json(
+                {"ok": False, "error": exc.summary, "findings": [f.to_json() for f in exc.findings]}
+            )
+        err_console.print(f"hpbench: {exc}", markup=False, highlight=False)
+        return EXIT_FINDINGS
+    except HpbenchError as exc:
+        if getattr(args, "json", False):
+            print_json({"ok": False, "error": str(exc), "findings": []})
+        err_console.print(f"hpbench: {exc}", markup=False, highlight=False)
+        return EXIT_FINDINGS
+    return code
+
+
+def run() -> None:
+    """Console-script entry: exit with :func:`main`'s code."""
+    sys.exit(main())
+
+
+__all__ = ["EXIT_USAGE", "build_parser", "main", "run"]

@@ -1,0 +1,191 @@
+"""``hpbench task``: list, show, fingerprint, validate and build tasks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from hpbench._cli.common import EXIT_OK, add_json_flag, print_json
+from hpbench._console import out_console, print_fields, print_table
+from hpbench.task.fingerprint import task_fingerprint
+from hpbench.task.history import build_history
+from hpbench.task.manifest import Task
+from hpbench.task.registry import default_tasks_dir, load_task, task_ids
+
+
+def register(commands: Any) -> None:
+    """Add ``task`` and its sub-commands."""
+    task = commands.add_parser("task", help="task manifests, fingerprints and history")
+    task.add_argument(
+        "--tasks-dir",
+        type=Path,
+        default=None,
+        help="directory holding <id>/task.toml (default: $HPBENCH_TASKS_DIR or tasks/)",
+    )
+    sub = task.add_subparsers(dest="task_command", metavar="SUBCOMMAND", required=True)
+
+    listing = sub.add_parser("list", help="list the tasks and their fingerprints")
+    add_json_flag(listing)
+    listing.set_defaults(handler=list_command)
+
+    show = sub.add_parser("show", help="show one task's manifest")
+    show.add_argument("task_id", metavar="ID")
+    add_json_flag(show)
+    show.set_defaults(handler=show_command)
+
+    fingerprint = sub.add_parser("fingerprint", help="print a task's content fingerprint")
+    fingerprint.add_argument("task_id", metavar="ID")
+    add_json_flag(fingerprint)
+    fingerprint.set_defaults(handler=fingerprint_command)
+
+    validate = sub.add_parser("validate", help="check a task manifest and its files")
+    validate.add_argument("task_id", metavar="ID")
+    add_json_flag(validate)
+    validate.set_defaults(handler=validate_command)
+
+    build = sub.add_parser(
+        "build", help="build a bundled task's base and oracle commits into a new git repository"
+    )
+    build.add_argument("task_id", metavar="ID")
+    build.add_argument("--out", type=Path, required=True, help="new or empty directory")
+    add_json_flag(build)
+    build.set_defaults(handler=build_command)
+
+
+def _tasks_dir(args: argparse.Namespace) -> Path:
+    return args.tasks_dir if args.tasks_dir is not None else default_tasks_dir()
+
+
+def _load(args: argparse.Namespace) -> Task:
+    return load_task(args.task_id, _tasks_dir(args))
+
+
+def task_summary(task: Task) -> dict[str, Any]:
+    """The JSON form of a loaded task (``task show --json``)."""
+    manifest = task.manifest
+    return {
+        "id": manifest.id,
+        "title": manifest.title,
+        "directory": str(task.directory),
+        "fingerprint": task_fingerprint(task),
+        "oracle_tier": manifest.oracle_tier.value,
+        "prompt": manifest.prompt,
+        "source": {
+            "kind": manifest.source.kind.value,
+            "url": manifest.source.url,
+            "base_revision": manifest.source.base_revision,
+            "oracle_revision": manifest.source.oracle_revision,
+        },
+        "allowed_paths": list(manifest.paths.allowed),
+        "grader": {
+            "kind": manifest.grader.kind.value,
+            "root": manifest.grader.root,
+            "files": list(manifest.grader.files),
+            "command": list(manifest.grader.command),
+            "timeout_seconds": manifest.grader.timeout_seconds,
+            "base_discriminator": manifest.grader.base_discriminator,
+        },
+        "runtime": {
+            "go_version": manifest.runtime.go_version,
+            "preload_go_qualification_grader": manifest.runtime.preload_go_qualification_grader,
+            "owned_module_prefixes": list(manifest.runtime.owned_module_prefixes),
+        },
+    }
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """``hpbench task list``."""
+    tasks_dir = _tasks_dir(args)
+    tasks = [load_task(task_id, tasks_dir) for task_id in task_ids(tasks_dir)]
+    if args.json:
+        print_json(
+            {
+                "tasks": [
+                    {
+                        "id": t.id,
+                        "title": t.manifest.title,
+                        "oracle_tier": t.manifest.oracle_tier.value,
+                        "fingerprint": task_fingerprint(t),
+                    }
+                    for t in tasks
+                ]
+            }
+        )
+        return EXIT_OK
+    rows = [
+        (t.id, t.manifest.oracle_tier.value, task_fingerprint(t), t.manifest.title) for t in tasks
+    ]
+    print_table("tasks", ("id", "tier", "fingerprint", "title"), rows)
+    return EXIT_OK
+
+
+def show_command(args: argparse.Namespace) -> int:
+    """``hpbench task show ID``."""
+    summary = task_summary(_load(args))
+    if args.json:
+        print_json(summary)
+        return EXIT_OK
+    print_fields(
+        [
+            ("id", summary["id"]),
+            ("title", summary["title"]),
+            ("fingerprint", summary["fingerprint"]),
+            ("oracle tier", summary["oracle_tier"]),
+            ("source", summary["source"]["url"] or summary["source"]["kind"]),
+            ("base revision", summary["source"]["base_revision"]),
+            ("oracle revision", summary["source"]["oracle_revision"]),
+            ("prompt", summary["prompt"]),
+            ("allowed paths", ", ".join(summary["allowed_paths"])),
+            ("grader", " ".join(summary["grader"]["command"])),
+            ("grader files", ", ".join(summary["grader"]["files"])),
+            ("base discriminator", summary["grader"]["base_discriminator"]),
+            ("go version", summary["runtime"]["go_version"]),
+        ]
+    )
+    return EXIT_OK
+
+
+def fingerprint_command(args: argparse.Namespace) -> int:
+    """``hpbench task fingerprint ID``: the digest alone, for shell use."""
+    task = _load(args)
+    value = task_fingerprint(task)
+    if args.json:
+        print_json({"id": task.id, "fingerprint": value})
+    else:
+        out_console.out(value, highlight=False)
+    return EXIT_OK
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    """``hpbench task validate ID``: loading is validating; errors exit 1 with findings."""
+    task = _load(args)
+    if args.json:
+        print_json({"ok": True, "id": task.id, "findings": []})
+    else:
+        out_console.print(f"{task.manifest_path}: valid", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def build_command(args: argparse.Namespace) -> int:
+    """``hpbench task build ID --out DIR``."""
+    task = _load(args)
+    built = build_history(task, args.out)
+    if args.json:
+        print_json(
+            {
+                "id": task.id,
+                "repository": str(args.out),
+                "base_revision": built.base_revision,
+                "oracle_revision": built.oracle_revision,
+            }
+        )
+    else:
+        print_fields(
+            [
+                ("repository", str(args.out)),
+                ("base revision", built.base_revision),
+                ("oracle revision", built.oracle_revision),
+            ]
+        )
+    return EXIT_OK

@@ -1,0 +1,453 @@
+"""The task manifest contract: ``tasks/<id>/task.toml``.
+
+A task is a manifest plus files. Loading is two passes: cattrs turns the TOML
+into attrs classes (unknown keys and wrong types refused, each with its
+``$.path``), then :func:`check_manifest` checks what types cannot say (paths
+stay inside the task, files exist, revisions look like revisions). Both passes
+report every problem they find, not just the first.
+
+Later sections of the specification (commentary coverage profiles, an exact
+final response, required CTP compression, mentor settings) become optional
+tables here when their turn comes; ``schema_version`` lets a reader refuse a
+manifest newer than it understands.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import tomllib
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+from hpbench._convert import make_converter, structure
+from hpbench.errors import ContractError
+from hpbench.findings import Finding
+
+MANIFEST_NAME = "task.toml"
+SCHEMA_VERSION = 1
+
+_REVISION = re.compile(r"^[0-9a-f]{40}$")
+_TASK_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+_GO_VERSION = re.compile(r"^1\.\d+(\.\d+)?$")
+_MODULE_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~/-]*$")
+
+
+class OracleTier(enum.Enum):
+    """What a pass means: a positive hidden grader, or only that the run finished."""
+
+    CORRECTNESS = "correctness"
+    LATENCY_ONLY = "latency-only"
+
+
+class SourceKind(enum.Enum):
+    """Where the base and oracle revisions come from."""
+
+    BUNDLED = "bundled"
+    GIT = "git"
+
+
+class GraderKind(enum.Enum):
+    """How the hidden grader runs; only ``go-test`` may preload its dependencies."""
+
+    GO_TEST = "go-test"
+    COMMAND = "command"
+
+
+@attrs.frozen
+class Source:
+    """The task's history: two revisions of one repository.
+
+    A ``bundled`` source keeps a base tree (``base``) and the oracle change
+    (``oracle``: an overlay of whole files, plus ``oracle_deletions``) as plain
+    files beside the manifest; ``hpbench task build`` turns them into real git
+    history whose commit ids must equal the revisions written here. A ``git``
+    source names a ``url`` instead.
+    """
+
+    kind: SourceKind
+    base_revision: str
+    oracle_revision: str
+    url: str | None = None
+    base: str | None = None
+    oracle: str | None = None
+    oracle_deletions: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Paths:
+    """The exact production paths an attempt may change."""
+
+    allowed: tuple[str, ...]
+
+
+@attrs.frozen
+class Grader:
+    """The hidden grader: files injected after the agent's diff is captured.
+
+    ``files`` are workspace-relative paths; their bytes live under ``root``
+    (relative to the task directory) at the same relative path.
+    ``base_discriminator`` is the text the grader's output must contain when
+    it runs on the base revision, so qualification proves it fails for the
+    right reason.
+    """
+
+    kind: GraderKind
+    files: tuple[str, ...]
+    command: tuple[str, ...]
+    timeout_seconds: int
+    base_discriminator: str
+    root: str = "hidden"
+
+
+@attrs.frozen
+class Runtime:
+    """The toolchain an attempt and its grader run with."""
+
+    go_version: str
+    preload_go_qualification_grader: bool = False
+    owned_module_prefixes: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Manifest:
+    """One task, as its manifest declares it."""
+
+    schema_version: int
+    id: str
+    title: str
+    oracle_tier: OracleTier
+    prompt: str
+    source: Source
+    paths: Paths
+    grader: Grader
+    runtime: Runtime
+
+
+@attrs.frozen
+class Task:
+    """A loaded manifest together with the directory it came from."""
+
+    manifest: Manifest
+    directory: Path
+
+    @property
+    def id(self) -> str:
+        """The task id."""
+        return self.manifest.id
+
+    @property
+    def manifest_path(self) -> Path:
+        """``task.toml`` of this task."""
+        return self.directory / MANIFEST_NAME
+
+    @property
+    def prompt_path(self) -> Path:
+        """The visible prompt the agent receives."""
+        return self.directory / self.manifest.prompt
+
+    def grader_file_paths(self) -> list[tuple[str, Path]]:
+        """Each hidden grader file as (workspace-relative path, file in the task)."""
+        root = self.directory / self.manifest.grader.root
+        return [(name, root / name) for name in self.manifest.grader.files]
+
+
+_CONVERTER = make_converter()
+
+
+def load_manifest(task_dir: Path) -> Task:
+    """Load and check ``task_dir/task.toml``.
+
+    Raises:
+        ContractError: with one finding per problem, each naming the file and field.
+    """
+    path = task_dir / MANIFEST_NAME
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        finding = Finding(code="manifest.missing", message="no task.toml here", file=source)
+        raise ContractError(f"{source}: not a task", [finding]) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        finding = Finding(
+            code="manifest.syntax",
+            message=f"not valid TOML: {exc}",
+            file=source,
+            line=_toml_error_line(exc),
+        )
+        raise ContractError(f"{source}: cannot be read", [finding]) from None
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        finding = Finding(
+            code="manifest.schema_version",
+            message=f"schema_version {version} is newer than this hpbench reads ({SCHEMA_VERSION})",
+            file=source,
+            field="$.schema_version",
+        )
+        raise ContractError(f"{source}: unsupported manifest", [finding])
+    manifest = structure(_CONVERTER, data, Manifest, source=source, code="manifest.schema")
+    findings = check_manifest(manifest, task_dir, source=source)
+    if findings:
+        raise ContractError(f"{source}: invalid task manifest", findings)
+    return Task(manifest=manifest, directory=task_dir)
+
+
+def _toml_error_line(exc: Exception) -> int | None:
+    match = re.search(r"line (\d+)", str(exc))
+    return int(match.group(1)) if match else None
+
+
+def check_manifest(manifest: Manifest, task_dir: Path, *, source: str) -> list[Finding]:
+    """Everything a type cannot say about a manifest, as findings."""
+    findings: list[Finding] = []
+
+    def add(code: str, field: str, message: str) -> None:
+        findings.append(Finding(code=code, message=message, file=source, field=field))
+
+    if manifest.schema_version != SCHEMA_VERSION:
+        add(
+            "manifest.schema_version",
+            "$.schema_version",
+            f"expected {SCHEMA_VERSION}, got {manifest.schema_version}",
+        )
+    if not _TASK_ID.match(manifest.id):
+        add(
+            "manifest.id", "$.id", f"must be lowercase letters, digits and '-', got {manifest.id!r}"
+        )
+    elif manifest.id != task_dir.name:
+        add("manifest.id", "$.id", f"must equal the directory name {task_dir.name!r}")
+    if not manifest.title.strip():
+        add("manifest.title", "$.title", "must not be empty")
+    findings += _check_task_file(manifest.prompt, task_dir, source, "$.prompt")
+    findings += _check_source(manifest.source, task_dir, source)
+    findings += _check_relative_list(manifest.paths.allowed, source, "$.paths.allowed")
+    if not manifest.paths.allowed:
+        add("manifest.paths.empty", "$.paths.allowed", "must list at least one path")
+    findings += _check_grader(manifest, task_dir, source)
+    findings += _check_runtime(manifest, source)
+    return findings
+
+
+def _check_source(src: Source, task_dir: Path, source: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for name in ("base_revision", "oracle_revision"):
+        value = getattr(src, name)
+        if not _REVISION.match(value):
+            findings.append(
+                Finding(
+                    code="manifest.source.revision",
+                    message=f"must be a 40-digit lowercase hex commit id, got {value!r}",
+                    file=source,
+                    field=f"$.source.{name}",
+                )
+            )
+    if src.base_revision == src.oracle_revision and _REVISION.match(src.base_revision):
+        findings.append(
+            Finding(
+                code="manifest.source.revision",
+                message="the oracle revision must differ from the base revision",
+                file=source,
+                field="$.source.oracle_revision",
+            )
+        )
+    if src.kind is SourceKind.BUNDLED:
+        findings += _check_bundled_source(src, task_dir, source)
+    else:
+        findings += _check_git_source(src, source)
+    return findings
+
+
+def _check_bundled_source(src: Source, task_dir: Path, source: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for name in ("base", "oracle"):
+        value = getattr(src, name)
+        field = f"$.source.{name}"
+        if value is None:
+            findings.append(
+                Finding("manifest.source.missing", "required for a bundled source", source, field)
+            )
+        else:
+            findings += _check_task_file(value, task_dir, source, field, directory=True)
+    if src.url is not None:
+        findings.append(
+            Finding("manifest.source.extra", "a bundled source has no url", source, "$.source.url")
+        )
+    findings += _check_relative_list(src.oracle_deletions, source, "$.source.oracle_deletions")
+    return findings
+
+
+def _check_git_source(src: Source, source: str) -> list[Finding]:
+    findings: list[Finding] = []
+    if not src.url:
+        findings.append(
+            Finding("manifest.source.missing", "required for a git source", source, "$.source.url")
+        )
+    for name in ("base", "oracle", "oracle_deletions"):
+        if getattr(src, name):
+            findings.append(
+                Finding(
+                    "manifest.source.extra",
+                    "only a bundled source keeps files",
+                    source,
+                    f"$.source.{name}",
+                )
+            )
+    return findings
+
+
+def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
+    grader = manifest.grader
+    findings = _check_relative_list(grader.files, source, "$.grader.files")
+    if not grader.files:
+        findings.append(
+            Finding(
+                "manifest.grader.files", "must list at least one file", source, "$.grader.files"
+            )
+        )
+    root_findings = _check_task_file(grader.root, task_dir, source, "$.grader.root", directory=True)
+    findings += root_findings
+    if not root_findings:
+        for index, name in enumerate(grader.files):
+            if _relative_problem(name) is None and not (task_dir / grader.root / name).is_file():
+                findings.append(
+                    Finding(
+                        "manifest.file.missing",
+                        f"no such file: {grader.root}/{name}",
+                        source,
+                        f"$.grader.files[{index}]",
+                    )
+                )
+    allowed = set(manifest.paths.allowed)
+    for index, name in enumerate(grader.files):
+        if name in allowed:
+            findings.append(
+                Finding(
+                    "manifest.grader.allowed_overlap",
+                    f"{name!r} is both a hidden grader file and an allowed path",
+                    source,
+                    f"$.grader.files[{index}]",
+                )
+            )
+    if not grader.command or not all(part for part in grader.command):
+        findings.append(
+            Finding(
+                "manifest.grader.command",
+                "must be a non-empty list of non-empty words",
+                source,
+                "$.grader.command",
+            )
+        )
+    if not 1 <= grader.timeout_seconds <= 7200:
+        findings.append(
+            Finding(
+                "manifest.grader.timeout",
+                f"must be between 1 and 7200 seconds, got {grader.timeout_seconds}",
+                source,
+                "$.grader.timeout_seconds",
+            )
+        )
+    if not grader.base_discriminator.strip():
+        findings.append(
+            Finding(
+                "manifest.grader.discriminator",
+                "must name the text that proves the base fails for the right reason",
+                source,
+                "$.grader.base_discriminator",
+            )
+        )
+    return findings
+
+
+def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:
+    runtime = manifest.runtime
+    findings: list[Finding] = []
+    if not _GO_VERSION.match(runtime.go_version):
+        findings.append(
+            Finding(
+                "manifest.runtime.go_version",
+                f"must look like 1.N or 1.N.P, got {runtime.go_version!r}",
+                source,
+                "$.runtime.go_version",
+            )
+        )
+    if runtime.preload_go_qualification_grader and not (
+        manifest.source.kind is SourceKind.GIT and manifest.grader.kind is GraderKind.GO_TEST
+    ):
+        findings.append(
+            Finding(
+                "manifest.runtime.preload",
+                "only a git source with a go-test grader may preload its qualification grader",
+                source,
+                "$.runtime.preload_go_qualification_grader",
+            )
+        )
+    seen: set[str] = set()
+    for index, prefix in enumerate(runtime.owned_module_prefixes):
+        field = f"$.runtime.owned_module_prefixes[{index}]"
+        if not _MODULE_PREFIX.match(prefix):
+            findings.append(
+                Finding(
+                    "manifest.runtime.module", f"not a Go module path: {prefix!r}", source, field
+                )
+            )
+        if prefix in seen:
+            findings.append(
+                Finding("manifest.path.duplicate", f"duplicate {prefix!r}", source, field)
+            )
+        seen.add(prefix)
+    return findings
+
+
+def _relative_problem(name: str) -> str | None:
+    """Why ``name`` is not a clean relative POSIX path, or None when it is."""
+    if not name:
+        return "must not be empty"
+    if "\\" in name or "\0" in name:
+        return f"must be a POSIX path without backslashes or NUL, got {name!r}"
+    path = PurePosixPath(name)
+    if path.is_absolute():
+        return f"must be relative, got absolute {name!r}"
+    if ".." in path.parts:
+        return f"must not contain '..', got {name!r}"
+    if str(path) != name or name.endswith("/") or "." in path.parts:
+        return f"must be normalized (no '.', '//' or trailing '/'), got {name!r}"
+    if path.parts[0] == ".git":
+        return f"must not point into .git, got {name!r}"
+    return None
+
+
+def _check_relative_list(names: tuple[str, ...], source: str, field: str) -> list[Finding]:
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        problem = _relative_problem(name)
+        if problem is not None:
+            findings.append(Finding("manifest.path.invalid", problem, source, f"{field}[{index}]"))
+        if name in seen:
+            findings.append(
+                Finding(
+                    "manifest.path.duplicate",
+                    f"duplicate path {name!r}",
+                    source,
+                    f"{field}[{index}]",
+                )
+            )
+        seen.add(name)
+    return findings
+
+
+def _check_task_file(
+    name: str, task_dir: Path, source: str, field: str, *, directory: bool = False
+) -> list[Finding]:
+    problem = _relative_problem(name)
+    if problem is not None:
+        return [Finding("manifest.path.invalid", problem, source, field)]
+    target = task_dir / name
+    exists = target.is_dir() if directory else target.is_file()
+    if not exists:
+        kind = "directory" if directory else "file"
+        return [Finding("manifest.file.missing", f"no such {kind}: {name}", source, field)]
+    return []

@@ -7,19 +7,29 @@ Exit codes: 0 success, 1 a finding (invalid input, failed check), 2 usage,
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from pathlib import Path
 
 from hpbench import __version__
-from hpbench._cli import task_cmd, workspace_cmd
+import hpbench._cli
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE, print_json
 from hpbench._console import err_console
 from hpbench._logging import configure
 from hpbench.errors import ContractError, HpbenchError
 
-# Each module adds its own sub-commands; main only wires them in.
-COMMAND_MODULES = (task_cmd, workspace_cmd)
+
+def command_modules() -> Iterator[ModuleType]:
+    """Every ``hpbench/_cli/*_cmd.py``; each adds its own sub-commands with ``register``.
+
+    Discovery keeps this file free of a list that every new command must edit.
+    """
+    for info in sorted(pkgutil.iter_modules(hpbench._cli.__path__), key=lambda i: i.name):
+        if info.name.endswith("_cmd"):
+            yield importlib.import_module(f"hpbench._cli.{info.name}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-file", type=Path, help="also write every log event as a JSON line to this file"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMAND_MODULES:
+    for module in command_modules():
         module.register(commands)
     return parser
 

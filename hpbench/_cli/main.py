@@ -11,11 +11,11 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
-from types import ModuleType
 from pathlib import Path
+from types import ModuleType
 
-from hpbench import __version__
 import hpbench._cli
+from hpbench import __version__
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE, print_json
 from hpbench._console import err_console
 from hpbench._logging import configure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,11 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document instead of text"
     )
+
+
+def print_raw(line: str) -> None:
+    """One line exactly as given (tabs kept), for output that shell scripts parse."""
+    sys.stdout.write(line + "\n")
 
 
 def print_json(value: Any) -> None:

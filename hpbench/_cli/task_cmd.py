@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hpbench._cli.common import EXIT_OK, add_json_flag, print_json
+from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
+from hpbench.errors import HpbenchError
 from hpbench.task.fingerprint import task_fingerprint
 from hpbench.task.history import build_history
 from hpbench.task.manifest import Task
@@ -43,6 +44,22 @@ def register(commands: Any) -> None:
     validate.add_argument("task_id", metavar="ID")
     add_json_flag(validate)
     validate.set_defaults(handler=validate_command)
+
+    field = sub.add_parser(
+        "field",
+        help="print one manifest value for shell use (lists: one item a line)",
+        description="NAME is a dotted key of 'task show --json', e.g. grader.command.",
+    )
+    field.add_argument("task_id", metavar="ID")
+    field.add_argument("name", metavar="NAME")
+    field.set_defaults(handler=field_command)
+
+    hidden = sub.add_parser(
+        "hidden-files",
+        help="print each hidden grader file as 'workspace path<TAB>absolute source path'",
+    )
+    hidden.add_argument("task_id", metavar="ID")
+    hidden.set_defaults(handler=hidden_files_command)
 
     build = sub.add_parser(
         "build", help="build a bundled task's base and oracle commits into a new git repository"
@@ -153,7 +170,7 @@ def fingerprint_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"id": task.id, "fingerprint": value})
     else:
-        out_console.out(value, highlight=False)
+        print_raw(value)
     return EXIT_OK
 
 
@@ -164,6 +181,31 @@ def validate_command(args: argparse.Namespace) -> int:
         print_json({"ok": True, "id": task.id, "findings": []})
     else:
         out_console.print(f"{task.manifest_path}: valid", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def field_command(args: argparse.Namespace) -> int:
+    """``hpbench task field ID NAME``: one value of ``task show --json``."""
+    value: Any = task_summary(_load(args))
+    for part in args.name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            msg = f"task {args.task_id} has no field {args.name!r}"
+            raise HpbenchError(msg)
+        value = value[part]
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict):
+            msg = f"{args.name!r} is a table; name one of its keys: {', '.join(sorted(item))}"
+            raise HpbenchError(msg)
+        text = "" if item is None else str(item).lower() if isinstance(item, bool) else str(item)
+        print_raw(text)
+    return EXIT_OK
+
+
+def hidden_files_command(args: argparse.Namespace) -> int:
+    """``hpbench task hidden-files ID``."""
+    for relative, path in _load(args).grader_file_paths():
+        print_raw(f"{relative}\t{path.resolve()}")
     return EXIT_OK
 
 

@@ -405,8 +405,8 @@ def _relative_problem(name: str) -> str | None:
     """Why ``name`` is not a clean relative POSIX path, or None when it is."""
     if not name:
         return "must not be empty"
-    if "\\" in name or "\0" in name:
-        return f"must be a POSIX path without backslashes or NUL, got {name!r}"
+    if "\\" in name or any(ord(char) < 0x20 or ord(char) == 0x7F for char in name):
+        return f"must be a POSIX path without backslashes or control characters, got {name!r}"
     path = PurePosixPath(name)
     if path.is_absolute():
         return f"must be relative, got absolute {name!r}"

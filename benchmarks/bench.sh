@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Summary: run the hpbench benchmark in one of its modes
+# Usage: benchmarks/bench.sh [MODE]       (or: MODE=<mode> benchmarks/bench.sh)
+#
+# Modes: paired (default), control-only, hpatch-only, hpatch-diagnostic,
+# ctp-only, mentor-handoff, preparation-only. Each mode is a script
+# benchmarks/libexec/bench-<mode>; this file only validates the mode and
+# dispatches, so it works from any working directory.
+set -euo pipefail
+[[ -n "${BENCH_DEBUG:-}" ]] && set -x
+
+BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly BENCH_ROOT
+export BENCH_ROOT
+readonly MODES="paired control-only hpatch-only hpatch-diagnostic ctp-only mentor-handoff preparation-only"
+
+# shellcheck source=benchmarks/libexec/bench-lib.sh
+source "${BENCH_ROOT}/benchmarks/libexec/bench-lib.sh"
+
+main() {
+  local mode="${MODE:-paired}"
+  if [[ $# -gt 0 && "$1" != -* ]]; then
+    if [[ -n "${MODE:-}" && "${MODE}" != "$1" ]]; then
+      abort "MODE=${MODE} and the argument '$1' disagree; give the mode once"
+    fi
+    mode="$1"
+    shift
+  fi
+  case " ${MODES} " in
+    *" ${mode} "*) ;;
+    *) abort "MODE '${mode}' is not a mode (expected one of: ${MODES})" ;;
+  esac
+  local command_path="${BENCH_ROOT}/benchmarks/libexec/bench-${mode}"
+  if [[ ! -x "${command_path}" ]]; then
+    abort "MODE '${mode}' is not available in this version of hpbench"
+  fi
+  export MODE="${mode}"
+  exec "${command_path}" "$@"
+}
+
+main "$@"

@@ -1,0 +1,3 @@
+module kvstore.example/kv
+
+go 1.19

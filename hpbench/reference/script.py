@@ -1,0 +1,206 @@
+"""Replay scripts for the scripted provider: the model turns it answers with.
+
+A script is a JSON document (``hpbench.replay.v1``)::
+
+    {"schema_version": 1, "name": "demo",
+     "steps": [
+       {"output": [{"type": "reasoning", "text": "Look first."},
+                   {"type": "exec_command", "cmd": "cat hello.txt"}],
+        "faults": [{"kind": "http_500"}]},
+       {"output": [{"type": "message", "text": "Done."}]}]}
+
+Each step is one model response. The provider picks the step from the request
+history (how many model responses the request already carries), never from
+its own memory, so a retried request is answered with the same step. A step
+holds at most one tool call, because Codex runs several calls from one response
+concurrently. ``faults`` are spent one per attempt at that step: the first
+attempt gets the first fault, and attempts past the list are answered normally.
+The full format is in ``docs/reference-equipment.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hpbench._convert import make_converter, structure
+from hpbench.errors import ContractError
+from hpbench.findings import Finding
+
+SCHEMA_VERSION = 1
+CODE = "replay.script"
+
+
+class ItemType(enum.Enum):
+    """What one item of a step's output is."""
+
+    REASONING = "reasoning"
+    MESSAGE = "message"
+    EXEC_COMMAND = "exec_command"
+    APPLY_PATCH = "apply_patch"
+    FUNCTION_CALL = "function_call"
+    CUSTOM_TOOL_CALL = "custom_tool_call"
+
+
+TOOL_CALLS = frozenset(
+    {ItemType.EXEC_COMMAND, ItemType.APPLY_PATCH, ItemType.FUNCTION_CALL, ItemType.CUSTOM_TOOL_CALL}
+)
+
+
+class FaultKind(enum.Enum):
+    """A fault the provider produces instead of (or in the middle of) an answer."""
+
+    HTTP_429 = "http_429"
+    HTTP_500 = "http_500"
+    HTTP_503 = "http_503"
+    DROP = "drop"
+    STALL = "stall"
+    RESPONSE_FAILED = "response_failed"
+
+
+@attrs.frozen
+class ScriptItem:
+    """One output item.
+
+    ``reasoning`` and ``message`` use ``text``; ``exec_command`` uses ``cmd`` and
+    optionally ``workdir`` and ``yield_time_ms``; ``apply_patch`` uses ``patch``;
+    ``function_call`` uses ``name`` and ``arguments`` (JSON text);
+    ``custom_tool_call`` uses ``name`` and ``input``.
+    """
+
+    type: ItemType
+    text: str | None = None
+    cmd: str | None = None
+    workdir: str | None = None
+    yield_time_ms: int | None = None
+    patch: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    input: str | None = None
+
+    def required_fields(self) -> tuple[str, ...]:
+        """The fields this item type needs."""
+        return {
+            ItemType.REASONING: ("text",),
+            ItemType.MESSAGE: ("text",),
+            ItemType.EXEC_COMMAND: ("cmd",),
+            ItemType.APPLY_PATCH: ("patch",),
+            ItemType.FUNCTION_CALL: ("name", "arguments"),
+            ItemType.CUSTOM_TOOL_CALL: ("name", "input"),
+        }[self.type]
+
+    def allowed_fields(self) -> frozenset[str]:
+        """The fields this item type may carry."""
+        extra = {ItemType.EXEC_COMMAND: ("workdir", "yield_time_ms")}.get(self.type, ())
+        return frozenset(("type", *self.required_fields(), *extra))
+
+
+@attrs.frozen
+class Fault:
+    """A fault for one attempt.
+
+    ``http_429``/``http_503`` send ``retry-after`` when ``retry_after_seconds``
+    is set; ``drop`` and ``stall`` send ``after_events`` events first; ``stall``
+    then stays silent for ``seconds`` (or until the client leaves) and closes
+    without finishing; ``response_failed`` ends the stream with a
+    ``response.failed`` event carrying ``code`` and ``message``.
+    """
+
+    kind: FaultKind
+    retry_after_seconds: float | None = None
+    after_events: int = 1
+    seconds: float = 30.0
+    code: str = "server_error"
+    message: str = "scripted failure"
+
+
+@attrs.frozen
+class Step:
+    """One model response and the faults its attempts meet first."""
+
+    output: tuple[ScriptItem, ...]
+    faults: tuple[Fault, ...] = ()
+    note: str | None = None
+
+
+@attrs.frozen
+class Script:
+    """A replay script (``hpbench.replay.v1``)."""
+
+    schema_version: int
+    name: str
+    steps: tuple[Step, ...]
+    description: str | None = None
+    turn_state: bool = True
+
+
+_CONVERTER = make_converter()
+
+
+def _check(script: Script, raw: dict[str, Any], source: str) -> list[Finding]:
+    findings: list[Finding] = []
+
+    def add(field: str, message: str) -> None:
+        findings.append(Finding(code=CODE, message=message, file=source, field=field))
+
+    if script.schema_version != SCHEMA_VERSION:
+        add("$.schema_version", f"expected {SCHEMA_VERSION}, got {script.schema_version}")
+    if not script.steps:
+        add("$.steps", "a script needs at least one step")
+    for index, step in enumerate(script.steps):
+        where = f"$.steps[{index}]"
+        if not step.output:
+            add(f"{where}.output", "a step needs at least one output item")
+        calls = [item for item in step.output if item.type in TOOL_CALLS]
+        if len(calls) > 1:
+            add(f"{where}.output", "at most one tool call per step (Codex runs them concurrently)")
+        raw_items = raw["steps"][index]["output"]
+        for position, item in enumerate(step.output):
+            for message in _item_problems(item, raw_items[position]):
+                add(f"{where}.output[{position}]", message)
+        for position, fault in enumerate(step.faults):
+            if fault.after_events < 0 or fault.seconds < 0:
+                add(f"{where}.faults[{position}]", "after_events and seconds must be >= 0")
+            if fault.retry_after_seconds is not None and fault.retry_after_seconds < 0:
+                add(f"{where}.faults[{position}].retry_after_seconds", "must be >= 0")
+    return findings
+
+
+def _item_problems(item: ScriptItem, raw: dict[str, Any]) -> list[str]:
+    present = {key for key, value in raw.items() if value is not None}
+    problems: list[str] = []
+    missing = [name for name in item.required_fields() if name not in present]
+    unexpected = sorted(present - item.allowed_fields())
+    if missing:
+        problems.append(f"{item.type.value} needs {', '.join(missing)}")
+    if unexpected:
+        problems.append(f"{item.type.value} does not take {', '.join(unexpected)}")
+    if item.type is ItemType.FUNCTION_CALL and item.arguments is not None:
+        try:
+            json.loads(item.arguments)
+        except ValueError:
+            problems.append("function_call arguments must be JSON text")
+    return problems
+
+
+def parse_script(data: Any, *, source: str = "<script>") -> Script:
+    """A checked script from decoded JSON; raises :class:`ContractError`."""
+    script = structure(_CONVERTER, data, Script, source=source, code=CODE)
+    findings = _check(script, data, source)
+    if findings:
+        raise ContractError(f"{source}: not a valid replay script", findings)
+    return script
+
+
+def load_script(path: Path) -> Script:
+    """Read and check a script file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        finding = Finding(code=CODE, message=f"not JSON: {exc}", file=str(path))
+        raise ContractError(f"{path}: not a valid replay script", [finding]) from exc
+    return parse_script(data, source=str(path))

@@ -1,0 +1,611 @@
+"""The writer side of the capture contract, for routers written in Python.
+
+A router creates one :class:`CaptureWriter` for its ``--capture-output`` directory and,
+per client request::
+
+    writer = CaptureWriter(capture_dir, mode=RouterMode.HPATCH, protocol=Protocol.NATIVE)
+    exchange = writer.begin(
+        thread=thread_from_headers(request.headers),
+        requested_model=body.get("model"),
+        request_bytes=len(raw_body),
+        turn_state_sent="x-codex-turn-state" in request.headers,
+    )
+    for each upstream attempt:
+        exchange.attempt(
+            request_model=upstream_body["model"],
+            request_bytes=len(upstream_raw),
+            http_status=status,                    # None when no response arrived
+            outcome=AttemptOutcome.COMPLETED,
+            usage=read_usage(completed_response),  # the `response` object, or None
+            response_model=completed_response.get("model"),
+            header_model=response_headers.get("openai-model"),
+            emitted_tools=tool_shapes(output_items),
+            output_bytes=..., output_text_bytes=..., stream_bytes=...,
+            delivered=True,                        # this attempt's stream went to the client
+            turn_state_forwarded=..., turn_state_returned=...,
+        )
+    exchange.finish(
+        outcome=ExchangeOutcome.COMPLETED, client_status=200,
+        client_output_bytes=..., client_output_text_bytes=..., client_stream_bytes=...,
+        delivered_tools=tool_shapes(delivered_items),
+    )
+
+``writer.snapshot_json()`` is the ``/api/metrics`` document. The writer takes sizes,
+counts and identifiers only, never bodies, so what it writes stays sanitized. It is safe to
+use from several threads; an asyncio router may call it directly (each call appends one
+short line).
+
+Derived fields (sequence numbers, exchange numbers, attempt numbers, the exchange's
+attempt count, final provider request size, delivered attempt and signed savings) are
+computed here, so a router cannot get them inconsistent.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from hpbench._jsonio import canonical_json
+from hpbench.capture._converter import CONVERTER
+from hpbench.capture._totals import Totals, shapes_json
+from hpbench.capture.models import (
+    RECORD_SCHEMA_VERSION,
+    SNAPSHOT_SCHEMA,
+    AttemptOutcome,
+    CachedInputState,
+    CaptureErrorCategory,
+    ClientRecord,
+    Comparison,
+    Count,
+    ErrorRecord,
+    ExchangeOutcome,
+    ExchangeRecord,
+    HpatchTelemetry,
+    Ident,
+    MetricsSnapshot,
+    Protocol,
+    ProviderRecord,
+    RouterMode,
+    ThreadRef,
+    ThreadRole,
+    ToolShape,
+    Transport,
+    Usage,
+    UsageState,
+)
+
+_R = TypeVar("_R", ClientRecord, ProviderRecord, ExchangeRecord, ErrorRecord)
+
+DEFAULT_FILE_NAME = "records.jsonl"
+"""The file a :class:`CaptureWriter` appends to inside the capture directory."""
+
+NO_HPATCH = HpatchTelemetry(
+    successes=Count(0),
+    rejections=Count(0),
+    corrections=Count(0),
+    unmatched=Count(0),
+    diagnostics=Count(0),
+    carrier_tokens=Count(0),
+)
+"""Hpatch telemetry of an exchange in which Hpatch did nothing (always so in passthrough)."""
+
+
+@attrs.frozen
+class UsageReading:
+    """What an attempt's response said about usage: a state and, when reported, the usage."""
+
+    state: UsageState
+    usage: Usage | None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.state is UsageState.REPORTED) != (self.usage is not None):
+            msg = "usage must be given exactly when the state is 'reported'"
+            raise ValueError(msg)
+
+
+NO_USAGE = UsageReading(UsageState.ABSENT, None)
+"""The reading of an attempt whose response carried no usage."""
+
+
+def _count_or_none(value: Any) -> Count | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return Count(value)
+
+
+def read_usage(response: Mapping[str, Any] | None) -> UsageReading:
+    """Classify the usage of a Responses API ``response`` object.
+
+    Args:
+        response: the ``response`` object of the terminal event (``response.completed``,
+            ``response.failed``, ``response.incomplete``), or None when there was none.
+
+    Returns:
+        ``absent`` when there is no ``usage`` (or it is null); ``invalid`` when
+        ``input_tokens`` or ``output_tokens`` is not a non-negative integer; otherwise
+        ``reported``, with the cached count's state kept (explicit, missing, null, invalid).
+    """
+    if response is None:
+        return NO_USAGE
+    usage = response.get("usage")
+    if usage is None:
+        return NO_USAGE
+    if not isinstance(usage, Mapping):
+        return UsageReading(UsageState.INVALID, None)
+    input_tokens = _count_or_none(usage.get("input_tokens"))
+    output_tokens = _count_or_none(usage.get("output_tokens"))
+    if input_tokens is None or output_tokens is None:
+        return UsageReading(UsageState.INVALID, None)
+    input_details = usage.get("input_tokens_details")
+    cached: Count | None = None
+    cache_write: Count | None = None
+    if not isinstance(input_details, Mapping):
+        state = CachedInputState.MISSING if input_details is None else CachedInputState.INVALID
+    elif "cached_tokens" not in input_details:
+        state = CachedInputState.MISSING
+    elif input_details["cached_tokens"] is None:
+        state = CachedInputState.NULL
+    else:
+        cached = _count_or_none(input_details["cached_tokens"])
+        state = CachedInputState.INVALID if cached is None else CachedInputState.EXPLICIT
+    if isinstance(input_details, Mapping):
+        cache_write = _count_or_none(input_details.get("cache_write_tokens"))
+    output_details = usage.get("output_tokens_details")
+    reasoning = (
+        _count_or_none(output_details.get("reasoning_tokens"))
+        if isinstance(output_details, Mapping)
+        else None
+    )
+    return UsageReading(
+        UsageState.REPORTED,
+        Usage(
+            input_tokens=input_tokens,
+            cached_input_tokens=cached,
+            cached_input_state=state,
+            cache_write_input_tokens=cache_write,
+            output_tokens=output_tokens,
+            reasoning_tokens=reasoning,
+        ),
+    )
+
+
+def tool_shapes(items: Iterable[Mapping[str, Any]]) -> tuple[ToolShape, ...]:
+    """Count the tool calls among Responses API output items, by shape.
+
+    An item is a tool call when its ``type`` ends with ``_call``; its name is ``name``
+    (or the type without ``_call``), its namespace ``namespace`` (or null).
+    """
+    counts: dict[tuple[str, str | None, str], int] = {}
+    for item in items:
+        item_type = item.get("type")
+        if not isinstance(item_type, str) or not item_type.endswith("_call"):
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            name = item_type.removesuffix("_call") or item_type
+        namespace = item.get("namespace")
+        if not isinstance(namespace, str) or not namespace:
+            namespace = None
+        key = (item_type, namespace, name)
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(CONVERTER.structure(shape, ToolShape) for shape in shapes_json(counts))
+
+
+def thread_from_headers(
+    headers: Mapping[str, str], *, parent_thread_id: str | None = None
+) -> ThreadRef:
+    """The thread of a Codex request, from its ``thread-id``, ``session-id`` and
+    ``x-openai-subagent`` headers (looked up lower-case; pass a case-insensitive mapping
+    or lower-cased keys).
+
+    Codex names a child's root (``session-id``) but not its parent; unless
+    ``parent_thread_id`` says otherwise, a child's parent is taken to be its root.
+
+    Raises:
+        ValueError: when neither ``thread-id`` nor ``session-id`` is present.
+    """
+    thread_id = headers.get("thread-id") or headers.get("session-id")
+    root_id = headers.get("session-id") or thread_id
+    if not thread_id or not root_id:
+        msg = "the request names no thread (no thread-id or session-id header)"
+        raise ValueError(msg)
+    subagent = headers.get("x-openai-subagent") or None
+    if thread_id == root_id:
+        return ThreadRef(
+            thread_id=Ident(thread_id),
+            root_thread_id=Ident(root_id),
+            parent_thread_id=None,
+            role=ThreadRole.ROOT,
+            subagent=subagent,
+        )
+    return ThreadRef(
+        thread_id=Ident(thread_id),
+        root_thread_id=Ident(root_id),
+        parent_thread_id=Ident(parent_thread_id or root_id),
+        role=ThreadRole.CHILD,
+        subagent=subagent,
+    )
+
+
+def _comparison(
+    client_bytes: int, provider_bytes: int, client_tokens: int | None, provider_tokens: int | None
+) -> Comparison:
+    tokens_known = client_tokens is not None and provider_tokens is not None
+    return Comparison(
+        client_bytes=Count(client_bytes),
+        provider_bytes=Count(provider_bytes),
+        savings_bytes=client_bytes - provider_bytes,
+        client_tokens=Count(client_tokens) if tokens_known and client_tokens is not None else None,
+        provider_tokens=(
+            Count(provider_tokens) if tokens_known and provider_tokens is not None else None
+        ),
+        savings_tokens=(
+            client_tokens - provider_tokens
+            if client_tokens is not None and provider_tokens is not None
+            else None
+        ),
+    )
+
+
+class ExchangeCapture:
+    """One logical client request being captured; from :meth:`CaptureWriter.begin`."""
+
+    def __init__(self, writer: CaptureWriter, client: ClientRecord) -> None:
+        self._writer = writer
+        self.client = client
+        self.attempts: list[ProviderRecord] = []
+        self.finished: ExchangeRecord | None = None
+
+    @property
+    def exchange(self) -> int:
+        """This exchange's number."""
+        return self.client.exchange
+
+    def attempt(
+        self,
+        *,
+        request_model: str | None,
+        request_bytes: int,
+        http_status: int | None,
+        outcome: AttemptOutcome,
+        usage: UsageReading = NO_USAGE,
+        response_model: str | None = None,
+        header_model: str | None = None,
+        provider_request_id: str | None = None,
+        emitted_tools: Iterable[ToolShape] = (),
+        output_bytes: int = 0,
+        output_text_bytes: int = 0,
+        stream_bytes: int = 0,
+        delivered: bool = False,
+        turn_state_forwarded: bool = False,
+        turn_state_returned: bool = False,
+        request_tokens: int | None = None,
+        complete: bool = True,
+    ) -> ProviderRecord:
+        """Record one provider attempt (a retry is another call) and append its record.
+
+        ``delivered`` says this attempt's response stream was relayed to the client; at
+        most one attempt of an exchange may be delivered.
+        """
+        if self.finished is not None:
+            msg = f"exchange {self.exchange} is already finished"
+            raise ValueError(msg)
+        if delivered and any(a.delivered for a in self.attempts):
+            msg = f"exchange {self.exchange} already delivered an attempt"
+            raise ValueError(msg)
+        writer = self._writer
+        return writer._append(
+            lambda seq: ProviderRecord(
+                schema_version=RECORD_SCHEMA_VERSION,
+                kind="provider",
+                seq=Count(seq),
+                exchange=Count(self.exchange),
+                attempt=Count(len(self.attempts)),
+                mode=writer.mode,
+                protocol=writer.protocol,
+                complete=complete,
+                request_model=request_model,
+                request_bytes=Count(request_bytes),
+                request_tokens=Count(request_tokens) if request_tokens is not None else None,
+                turn_state_forwarded=turn_state_forwarded,
+                turn_state_returned=turn_state_returned,
+                http_status=Count(http_status) if http_status is not None else None,
+                outcome=outcome,
+                usage_state=usage.state,
+                usage=usage.usage,
+                response_model=response_model,
+                header_model=header_model,
+                provider_request_id=provider_request_id,
+                emitted_tools=tuple(emitted_tools),
+                output_bytes=Count(output_bytes),
+                output_text_bytes=Count(output_text_bytes),
+                stream_bytes=Count(stream_bytes),
+                delivered=delivered,
+            ),
+            self.attempts,
+        )
+
+    def finish(
+        self,
+        *,
+        outcome: ExchangeOutcome,
+        client_status: int | None,
+        client_output_bytes: int = 0,
+        client_output_text_bytes: int = 0,
+        client_stream_bytes: int = 0,
+        router_commentary_bytes: int = 0,
+        delivered_tools: Iterable[ToolShape] = (),
+        hpatch: HpatchTelemetry = NO_HPATCH,
+        client_output_tokens: int | None = None,
+        provider_output_tokens: int | None = None,
+        client_output_text_tokens: int | None = None,
+        provider_output_text_tokens: int | None = None,
+        detail_dropped: bool = False,
+        complete: bool = True,
+    ) -> ExchangeRecord:
+        """Close the exchange and append its record.
+
+        ``client_output_bytes`` is the model-origin output array as delivered to the
+        client, without router commentary (``router_commentary_bytes``) or echoed response
+        metadata. Sizes of the provider side come from the attempts.
+        """
+        if self.finished is not None:
+            msg = f"exchange {self.exchange} is already finished"
+            raise ValueError(msg)
+        writer = self._writer
+        attempts = self.attempts
+        final = attempts[-1] if attempts else None
+        delivered = next((a for a in attempts if a.delivered), None)
+        request = _comparison(
+            self.client.request_bytes,
+            final.request_bytes if final is not None else 0,
+            self.client.request_tokens,
+            final.request_tokens if final is not None else None,
+        )
+        output = _comparison(
+            client_output_bytes,
+            delivered.output_bytes if delivered is not None else 0,
+            client_output_tokens,
+            provider_output_tokens,
+        )
+        output_text = _comparison(
+            client_output_text_bytes,
+            delivered.output_text_bytes if delivered is not None else 0,
+            client_output_text_tokens,
+            provider_output_text_tokens,
+        )
+        finished: list[ExchangeRecord] = []
+        record = writer._append(
+            lambda seq: ExchangeRecord(
+                schema_version=RECORD_SCHEMA_VERSION,
+                kind="exchange",
+                seq=Count(seq),
+                exchange=Count(self.exchange),
+                mode=writer.mode,
+                protocol=writer.protocol,
+                complete=complete,
+                thread_id=self.client.thread.thread_id,
+                attempts=Count(len(attempts)),
+                delivered_attempt=delivered.attempt if delivered is not None else None,
+                outcome=outcome,
+                client_status=Count(client_status) if client_status is not None else None,
+                request=request,
+                output=output,
+                output_text=output_text,
+                transport=Transport(
+                    provider_stream_bytes=Count(sum(a.stream_bytes for a in attempts)),
+                    client_stream_bytes=Count(client_stream_bytes),
+                    router_commentary_bytes=Count(router_commentary_bytes),
+                ),
+                delivered_tools=tuple(delivered_tools),
+                hpatch=hpatch,
+                detail_dropped=detail_dropped,
+            ),
+            finished,
+        )
+        self.finished = record
+        return record
+
+
+class CaptureWriter:
+    """Appends schema-6 records to ``directory/records.jsonl`` and keeps snapshot totals.
+
+    Args:
+        directory: the ``--capture-output`` directory (created 0700 when missing).
+        mode: the router mode written into every record and the snapshot.
+        protocol: the model protocol written into every record and the snapshot.
+        mentor: whether Mentor Handoff is enabled (snapshot only).
+        file_name: the record file inside ``directory``.
+
+    The file is opened for appending (mode 0600) and every record is one ``write`` of one
+    line. A failed write is counted in ``capture.write_failures`` and the record is left
+    out of the totals, so the snapshot always describes exactly the records on disk.
+    """
+
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        mode: RouterMode,
+        protocol: Protocol,
+        mentor: bool = False,
+        file_name: str = DEFAULT_FILE_NAME,
+    ) -> None:
+        self.directory = Path(directory)
+        self.mode = mode
+        self.protocol = protocol
+        self.mentor = mentor
+        self.path = self.directory / file_name
+        self._lock = threading.RLock()
+        self._seq = 0
+        self._exchanges = 0
+        self._totals = Totals()
+        self._health = {
+            "write_failures": 0,
+            "skipped_requests": 0,
+            "dropped_exchange_detail": 0,
+            "capture_errors": 0,
+        }
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._fd: int | None = os.open(
+            self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+
+    # -- writing
+
+    def _write_line(self, line: bytes) -> bool:
+        if self._fd is None:
+            return False
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError:
+            return False
+        return True
+
+    def _append(self, build: Callable[[int], _R], sink: list[_R]) -> _R:
+        with self._lock:
+            record = build(self._seq)
+            data = CONVERTER.unstructure(record)
+            try:
+                line = (canonical_json(data) + "\n").encode("utf-8")
+            except (TypeError, ValueError):
+                self._health["capture_errors"] += 1
+                self._health["write_failures"] += 1
+                sink.append(record)
+                return record
+            if self._write_line(line):
+                self._seq += 1
+                self._totals.add(data)
+                if data["kind"] == "exchange" and data["detail_dropped"]:
+                    self._health["dropped_exchange_detail"] += 1
+            else:
+                self._health["write_failures"] += 1
+            sink.append(record)
+            return record
+
+    def begin(
+        self,
+        *,
+        thread: ThreadRef,
+        requested_model: str | None,
+        request_bytes: int,
+        request_tokens: int | None = None,
+        turn_state_sent: bool = False,
+        complete: bool = True,
+    ) -> ExchangeCapture:
+        """Start capturing a logical client request; appends its ``client`` record."""
+        holder: list[ClientRecord] = []
+        with self._lock:
+            exchange = self._exchanges
+            self._exchanges += 1
+            self._append(
+                lambda seq: ClientRecord(
+                    schema_version=RECORD_SCHEMA_VERSION,
+                    kind="client",
+                    seq=Count(seq),
+                    exchange=Count(exchange),
+                    mode=self.mode,
+                    protocol=self.protocol,
+                    complete=complete,
+                    thread=thread,
+                    requested_model=requested_model,
+                    request_bytes=Count(request_bytes),
+                    request_tokens=Count(request_tokens) if request_tokens is not None else None,
+                    turn_state_sent=turn_state_sent,
+                ),
+                holder,
+            )
+        return ExchangeCapture(self, holder[0])
+
+    def record_error(
+        self, category: CaptureErrorCategory, *, exchange: int | None = None
+    ) -> ErrorRecord:
+        """Count a capture error and append an ``error`` record (the capture becomes invalid)."""
+        holder: list[ErrorRecord] = []
+        with self._lock:
+            self._health["capture_errors"] += 1
+            return self._append(
+                lambda seq: ErrorRecord(
+                    schema_version=RECORD_SCHEMA_VERSION,
+                    kind="error",
+                    seq=Count(seq),
+                    exchange=Count(exchange) if exchange is not None else None,
+                    mode=self.mode,
+                    protocol=self.protocol,
+                    category=category,
+                ),
+                holder,
+            )
+
+    def note_skipped_request(self) -> None:
+        """Count a client request the router served without capturing it."""
+        with self._lock:
+            self._health["skipped_requests"] += 1
+
+    def note_dropped_detail(self) -> None:
+        """Count an exchange whose detail was dropped before any record could say so."""
+        with self._lock:
+            self._health["dropped_exchange_detail"] += 1
+
+    # -- reading back
+
+    def snapshot_json(self) -> dict[str, Any]:
+        """The ``/api/metrics`` document (``hpatch.capture.metrics.v4``) as JSON data."""
+        with self._lock:
+            kinds = self._totals.kinds
+            return {
+                "schema": SNAPSHOT_SCHEMA,
+                "router": {
+                    "mode": self.mode.value,
+                    "protocol": self.protocol.value,
+                    "mentor": self.mentor,
+                },
+                "capture": {
+                    "record_schema_version": RECORD_SCHEMA_VERSION,
+                    "records_written": sum(kinds.values()),
+                    "client_records": kinds["client"],
+                    "provider_records": kinds["provider"],
+                    "exchange_records": kinds["exchange"],
+                    "error_records": kinds["error"],
+                    **self._health,
+                },
+                **self._totals.aggregates_json(),
+            }
+
+    def snapshot(self) -> MetricsSnapshot:
+        """The snapshot as a typed :class:`~hpbench.capture.models.MetricsSnapshot`."""
+        return CONVERTER.structure(self.snapshot_json(), MetricsSnapshot)
+
+    def close(self) -> None:
+        """Close the record file; later appends count as write failures."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __enter__(self) -> CaptureWriter:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+__all__ = [
+    "DEFAULT_FILE_NAME",
+    "NO_HPATCH",
+    "NO_USAGE",
+    "CaptureWriter",
+    "ExchangeCapture",
+    "UsageReading",
+    "read_usage",
+    "thread_from_headers",
+    "tool_shapes",
+]

@@ -1,0 +1,318 @@
+"""The task manifest contract: what loads, and every way a manifest is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpbench.errors import ContractError
+from hpbench.task.manifest import MANIFEST_NAME, OracleTier, SourceKind, load_manifest
+
+
+class TestLoadsBundledTask:
+    def test_loads_kv_rangestream(self, tasks_dir: Path) -> None:
+        """The bundled task loads with every declared field."""
+        task = load_manifest(tasks_dir / "kv-rangestream")
+        manifest = task.manifest
+        assert manifest.id == "kv-rangestream"
+        assert manifest.oracle_tier is OracleTier.CORRECTNESS
+        assert manifest.source.kind is SourceKind.BUNDLED
+        assert ("kv/kv.go", "kv/rangestream.go", "kv/store.go") == manifest.paths.allowed
+        assert "has no field or method RangeStream" == manifest.grader.base_discriminator
+        assert ("kvstore.example/kv",) == manifest.runtime.owned_module_prefixes
+        assert task.prompt_path.is_file()
+
+
+def _set(*keys: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        target = data
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return change
+
+
+def _delete(*keys: str) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        target = data
+        for key in keys[:-1]:
+            target = target[key]
+        del target[keys[-1]]
+
+    return change
+
+
+# (name, change, expected field, expected code, text the message must contain)
+MALFORMED = [
+    ("unknown top-level key", _set("colour", value="red"), "$", "manifest.schema", "colour"),
+    (
+        "unknown nested key",
+        _set("grader", "retries", value=3),
+        "$.grader",
+        "manifest.schema",
+        "retries",
+    ),
+    ("missing id", _delete("id"), "$.id", "manifest.schema", "required"),
+    ("missing grader table", _delete("grader"), "$.grader", "manifest.schema", "required"),
+    (
+        "id of wrong type",
+        _set("id", value=7),
+        "$.id",
+        "manifest.schema",
+        "expected a string, got int",
+    ),
+    (
+        "timeout as string",
+        _set("grader", "timeout_seconds", value="300"),
+        "$.grader.timeout_seconds",
+        "manifest.schema",
+        "expected an integer",
+    ),
+    (
+        "bool as integer",
+        _set("grader", "timeout_seconds", value=True),
+        "$.grader.timeout_seconds",
+        "manifest.schema",
+        "got a boolean",
+    ),
+    (
+        "allowed paths as a string",
+        _set("paths", "allowed", value="kv/kv.go"),
+        "$.paths.allowed",
+        "manifest.schema",
+        "expected a list",
+    ),
+    (
+        "non-string allowed path",
+        _set("paths", "allowed", value=["kv/kv.go", 3]),
+        "$.paths.allowed[1]",
+        "manifest.schema",
+        "expected a string",
+    ),
+    (
+        "unknown oracle tier",
+        _set("oracle_tier", value="vibes"),
+        "$.oracle_tier",
+        "manifest.schema",
+        "'correctness', 'latency-only'",
+    ),
+    (
+        "absolute allowed path",
+        _set("paths", "allowed", value=["/etc/passwd"]),
+        "$.paths.allowed[0]",
+        "manifest.path.invalid",
+        "absolute",
+    ),
+    (
+        "parent traversal",
+        _set("paths", "allowed", value=["kv/../../x.go"]),
+        "$.paths.allowed[0]",
+        "manifest.path.invalid",
+        "'..'",
+    ),
+    (
+        "duplicate allowed path",
+        _set("paths", "allowed", value=["kv/kv.go", "kv/kv.go"]),
+        "$.paths.allowed[1]",
+        "manifest.path.duplicate",
+        "duplicate",
+    ),
+    (
+        "unnormalized path",
+        _set("paths", "allowed", value=["kv//kv.go"]),
+        "$.paths.allowed[0]",
+        "manifest.path.invalid",
+        "normalized",
+    ),
+    (
+        "path into .git",
+        _set("paths", "allowed", value=[".git/config"]),
+        "$.paths.allowed[0]",
+        "manifest.path.invalid",
+        ".git",
+    ),
+    (
+        "control character in path",
+        _set("paths", "allowed", value=["kv/a\tb.go"]),
+        "$.paths.allowed[0]",
+        "manifest.path.invalid",
+        "control",
+    ),
+    (
+        "empty allowed list",
+        _set("paths", "allowed", value=[]),
+        "$.paths.allowed",
+        "manifest.paths.empty",
+        "at least one",
+    ),
+    (
+        "missing prompt file",
+        _set("prompt", value="nope.md"),
+        "$.prompt",
+        "manifest.file.missing",
+        "nope.md",
+    ),
+    (
+        "missing grader file",
+        _set("grader", "files", value=["kv/absent_test.go"]),
+        "$.grader.files[0]",
+        "manifest.file.missing",
+        "hidden/kv/absent_test.go",
+    ),
+    (
+        "short revision",
+        _set("source", "base_revision", value="1306bde"),
+        "$.source.base_revision",
+        "manifest.source.revision",
+        "40-digit",
+    ),
+    (
+        "same base and oracle",
+        _set("source", "oracle_revision", value="1306bdebfa4d71d52e2ae0da3eb503f2bad24e89"),
+        "$.source.oracle_revision",
+        "manifest.source.revision",
+        "differ",
+    ),
+    (
+        "bundled source with url",
+        _set("source", "url", value="https://example.invalid/repo.git"),
+        "$.source.url",
+        "manifest.source.extra",
+        "no url",
+    ),
+    (
+        "git source without url",
+        _set("source", "kind", value="git"),
+        "$.source.url",
+        "manifest.source.missing",
+        "git source",
+    ),
+    (
+        "hidden file is an allowed path",
+        _set("paths", "allowed", value=["kv/kv.go", "kv/rangestream_hidden_test.go"]),
+        "$.grader.files[0]",
+        "manifest.grader.allowed_overlap",
+        "allowed path",
+    ),
+    (
+        "empty grader command",
+        _set("grader", "command", value=[]),
+        "$.grader.command",
+        "manifest.grader.command",
+        "non-empty",
+    ),
+    (
+        "zero timeout",
+        _set("grader", "timeout_seconds", value=0),
+        "$.grader.timeout_seconds",
+        "manifest.grader.timeout",
+        "between 1 and 7200",
+    ),
+    (
+        "blank discriminator",
+        _set("grader", "base_discriminator", value="  "),
+        "$.grader.base_discriminator",
+        "manifest.grader.discriminator",
+        "right reason",
+    ),
+    (
+        "bad go version",
+        _set("runtime", "go_version", value="go1.22"),
+        "$.runtime.go_version",
+        "manifest.runtime.go_version",
+        "1.N",
+    ),
+    (
+        "preload on a bundled source",
+        _set("runtime", "preload_go_qualification_grader", value=True),
+        "$.runtime.preload_go_qualification_grader",
+        "manifest.runtime.preload",
+        "git source",
+    ),
+    (
+        "id differs from directory",
+        _set("id", value="other-task"),
+        "$.id",
+        "manifest.id",
+        "directory name",
+    ),
+    (
+        "schema version from the future",
+        _set("schema_version", value=99),
+        "$.schema_version",
+        "manifest.schema_version",
+        "newer",
+    ),
+    (
+        "module prefix with spaces",
+        _set("runtime", "owned_module_prefixes", value=["bad prefix"]),
+        "$.runtime.owned_module_prefixes[0]",
+        "manifest.runtime.module",
+        "Go module path",
+    ),
+]
+
+
+class TestRefusesMalformedManifests:
+    @pytest.mark.parametrize(
+        ("change", "field", "code", "text"),
+        [case[1:] for case in MALFORMED],
+        ids=[case[0] for case in MALFORMED],
+    )
+    def test_names_file_and_field(
+        self,
+        edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path],
+        change: Callable[[dict[str, Any]], None],
+        field: str,
+        code: str,
+        text: str,
+    ) -> None:
+        """Each malformed manifest is refused with a finding naming the file and the field."""
+        task_dir = edit_manifest(change)
+        with pytest.raises(ContractError) as caught:
+            load_manifest(task_dir)
+        matching = [f for f in caught.value.findings if f.field == field and f.code == code]
+        assert matching, [str(f) for f in caught.value.findings]
+        assert text in matching[0].message
+        assert str(task_dir / MANIFEST_NAME) == matching[0].file
+        assert str(task_dir / MANIFEST_NAME) in str(caught.value)
+
+    def test_reports_every_problem_at_once(
+        self, edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path]
+    ) -> None:
+        """Two independent problems give two findings, not just the first."""
+
+        def change(data: dict[str, Any]) -> None:
+            data["paths"]["allowed"] = ["/abs"]
+            data["runtime"]["go_version"] = "latest"
+
+        with pytest.raises(ContractError) as caught:
+            load_manifest(edit_manifest(change))
+        fields = {f.field for f in caught.value.findings}
+        assert {"$.paths.allowed[0]", "$.runtime.go_version"} <= fields
+
+    def test_invalid_toml_names_the_line(self, task_copy: Path) -> None:
+        """A syntax error is a finding with the line it is on."""
+        (task_copy / MANIFEST_NAME).write_text('id = "x"\ntitle = = 3\n')
+        with pytest.raises(ContractError) as caught:
+            load_manifest(task_copy)
+        (finding,) = caught.value.findings
+        assert ("manifest.syntax", 2) == (finding.code, finding.line)
+
+    def test_missing_manifest(self, tmp_path: Path) -> None:
+        """A directory without task.toml is refused as not a task."""
+        with pytest.raises(ContractError) as caught:
+            load_manifest(tmp_path)
+        assert "manifest.missing" == caught.value.findings[0].code
+
+    def test_top_level_not_a_table(self, task_copy: Path) -> None:
+        """An empty manifest reports every required field as missing."""
+        (task_copy / MANIFEST_NAME).write_text("")
+        with pytest.raises(ContractError) as caught:
+            load_manifest(task_copy)
+        missing = {f.field for f in caught.value.findings if "required" in f.message}
+        assert {"$.id", "$.source", "$.grader", "$.paths"} <= missing

@@ -26,9 +26,10 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
             table.add_row(*row)
         out_console.print(table)
         return
-    out_console.print("\t".join(columns), markup=False, highlight=False)
+    # Written around rich, which would expand the tabs into spaces.
+    out_console.file.write("\t".join(columns) + "\n")
     for row in rows:
-        out_console.print("\t".join(row), markup=False, highlight=False)
+        out_console.file.write("\t".join(row) + "\n")
 
 
 def print_fields(fields: Sequence[tuple[str, str]]) -> None:

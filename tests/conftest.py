@@ -64,3 +64,11 @@ def repo_root() -> Path:
 def tasks_dir() -> Path:
     """The bundled tasks."""
     return TASKS_DIR
+
+
+@pytest.fixture
+def task_copy(tmp_path: Path) -> Path:
+    """A writable copy of kv-rangestream under a tasks directory of its own."""
+    target = tmp_path / "tasks" / "kv-rangestream"
+    shutil.copytree(TASKS_DIR / "kv-rangestream", target)
+    return target

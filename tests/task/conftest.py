@@ -1,8 +1,7 @@
-"""Helpers for task tests: a writable copy of a bundled task, and manifest editing."""
+"""Helpers for task tests: manifest editing on a copy of a bundled task."""
 
 from __future__ import annotations
 
-import shutil
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -11,8 +10,6 @@ from typing import Any
 import pytest
 
 from hpbench.task.manifest import MANIFEST_NAME
-
-BUNDLED_TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
 
 def dump_toml(data: dict[str, Any]) -> str:
@@ -36,14 +33,6 @@ def dump_toml(data: dict[str, Any]) -> str:
             lines.append(f"\n[{key}]")
             lines.extend(f"{k} = {value(v)}" for k, v in table.items())
     return "\n".join(lines) + "\n"
-
-
-@pytest.fixture
-def task_copy(tmp_path: Path) -> Path:
-    """A copy of kv-rangestream under a tasks directory of its own."""
-    target = tmp_path / "tasks" / "kv-rangestream"
-    shutil.copytree(BUNDLED_TASKS / "kv-rangestream", target)
-    return target
 
 
 @pytest.fixture

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import ssl
-from collections.abc import AsyncIterator, Iterable
+import sys
+from collections.abc import AsyncIterator, Coroutine, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -416,3 +419,22 @@ def parse_listen(address: str) -> tuple[str, int]:
         msg = f"--listen wants HOST:PORT, got {address!r}"
         raise ValueError(msg)
     return host.strip("[]"), int(port)
+
+
+def run_until_signal(main_coroutine: Coroutine[Any, Any, None], name: str) -> int:
+    """Run a server coroutine until SIGTERM or SIGINT; 1 when it cannot listen."""
+
+    async def runner() -> None:
+        task = asyncio.ensure_future(main_coroutine)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(runner())
+    except OSError as exc:
+        sys.stderr.write(f"{name}: cannot listen: {exc}\n")
+        return 1
+    return 0

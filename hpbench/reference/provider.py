@@ -42,7 +42,6 @@ import hmac
 import json
 import math
 import secrets
-import signal
 import sys
 import time
 from collections import Counter
@@ -555,7 +554,8 @@ async def _stream(
     if fault is not None and fault.kind is FaultKind.DROP:
         await _http.close_writer(writer, abort=True)
         return "dropped"
-    await sender.finish()
+    with contextlib.suppress(ConnectionError, OSError):
+        await sender.finish()  # Codex may hang up as soon as it has the terminal event
     if fault is not None and fault.kind is FaultKind.RESPONSE_FAILED:
         return "response_failed"
     return "completed"
@@ -656,20 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HpbenchError, ValueError) as exc:
         sys.stderr.write(f"provider: {exc}\n")
         return 2
-    return _run_until_signal(serve(provider, host, port))
-
-
-def _run_until_signal(main_coroutine: Any) -> int:
-    async def runner() -> None:
-        task = asyncio.ensure_future(main_coroutine)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    asyncio.run(runner())
-    return 0
+    return _http.run_until_signal(serve(provider, host, port), "provider")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""Giving every simple command exactly one category, and its path operands.
+
+Order of decisions: wrappers are stripped (``env``, ``timeout``, ``xargs``…);
+a command whose name is not literal is ``other`` and ambiguous; otherwise the
+command's own interpreter decides. Finally, output redirected into a file that
+is (or may be) inside the workspace makes any command an ``edit``: what it
+printed became file content. Operands are kept only for the categories that
+can form loops (file-read, search, content-diff).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+import attrs
+
+from hpbench.commands.categories import LOOP_CATEGORIES, Category
+from hpbench.commands.context import Context, Interpretation
+from hpbench.commands.git import interpret_git
+from hpbench.commands.operands import Operands
+from hpbench.commands.shell import SimpleCommand
+from hpbench.commands.tools import TOOLS
+from hpbench.commands.wrappers import unwrap
+
+
+@attrs.frozen
+class Classified:
+    """A simple command's category, operands and whether anything was left unknown."""
+
+    category: Category
+    operands: Operands
+    ambiguous: bool
+
+
+def _interpret(context: Context) -> Interpretation:
+    if context.name == "git":
+        return interpret_git(context)
+    interpreter = TOOLS.get(context.name)
+    if interpreter is None:
+        return Interpretation(Category.OTHER)
+    return interpreter(context)
+
+
+def classify(simple: SimpleCommand, workspace_root: str | None) -> Classified:
+    """Category and operands of one simple command.
+
+    Args:
+        simple: from :func:`~hpbench.commands.shell.split_command`.
+        workspace_root: where Codex ran; concrete operands become relative to it.
+    """
+    unwrapped = unwrap(simple.words)
+    words = unwrapped.words
+    ambiguous = simple.ambiguous or unwrapped.stdin_operands
+    if not words:
+        return Classified(Category.OTHER, Operands(), ambiguous)
+    if not words[0].literal:
+        return Classified(Category.OTHER, Operands(), ambiguous=True)
+    context = Context(
+        name=posixpath.basename(words[0].text),
+        args=words[1:],
+        cwd=simple.cwd,
+        root=workspace_root,
+        stdin_is_pipe=simple.stdin_is_pipe,
+        stdin_file=simple.stdin_file,
+    )
+    interpretation = _interpret(context)
+    category = interpretation.category
+    if simple.writes and context.writes_into_workspace(simple.writes):
+        category = Category.EDIT
+    if category not in LOOP_CATEGORIES:
+        return Classified(category, Operands(), ambiguous)
+    operands = interpretation.operands
+    return Classified(category, operands, ambiguous or bool(operands.ambiguous))

@@ -1,0 +1,66 @@
+"""What a command-specific interpreter gets and gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from hpbench.commands.categories import Category
+from hpbench.commands.operands import Operands, resolve
+from hpbench.commands.words import Word
+
+_DEVICES = ("/dev/",)
+
+
+@attrs.frozen
+class Context:
+    """One invocation, wrappers stripped: the arguments after the command name and where it ran."""
+
+    name: str
+    args: tuple[Word, ...]
+    cwd: str | None
+    root: str | None
+    stdin_is_pipe: bool = False
+    stdin_file: Word | None = None
+
+    def resolve_all(
+        self, words: tuple[Word, ...] | list[Word], globs: tuple[str, ...] = ()
+    ) -> Operands:
+        """Resolve each path operand; the ones that cannot be known become ambiguous."""
+        paths: list[str] = []
+        ambiguous: list[str] = []
+        for word in words:
+            resolved = resolve(word, self.cwd, self.root)
+            if resolved is None:
+                ambiguous.append(word.text)
+            else:
+                paths.append(resolved)
+        return Operands(
+            paths=tuple(paths), ambiguous=tuple(ambiguous), globs=globs if paths else ()
+        )
+
+    def writes_into_workspace(self, targets: tuple[Word, ...] | list[Word]) -> bool:
+        """Whether any of ``targets`` is (or may be) a file inside the workspace.
+
+        A target outside the workspace (``/tmp/log``) or a device does not make
+        the invocation an edit; one that cannot be resolved might be inside, so it does.
+        """
+        for target in targets:
+            if target.literal and target.text.startswith(_DEVICES):
+                continue
+            resolved = resolve(target, self.cwd, self.root)
+            if resolved is None or not resolved.startswith("/"):
+                return True
+        return False
+
+
+@attrs.frozen
+class Interpretation:
+    """A category and, for loop categories, the operands."""
+
+    category: Category
+    operands: Operands = attrs.field(factory=Operands)
+
+
+Interpreter = Callable[[Context], Interpretation]

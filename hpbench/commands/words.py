@@ -1,0 +1,122 @@
+"""Turning tree-sitter-bash argument nodes into words as the shell would pass them.
+
+A word is *literal* when the shell passes exactly its text: quotes removed,
+escapes resolved, and nothing left to expand. Anything with a variable, a
+command substitution, a tilde, a glob character or a brace expansion is not
+literal; its text is then the raw source, and the analysis never treats it as
+a concrete path.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+from tree_sitter import Node
+
+
+@attrs.frozen
+class Word:
+    """One shell word; ``text`` is the unquoted value, or the raw source when not literal."""
+
+    text: str
+    literal: bool
+
+
+# Characters that make an unquoted word more than its text: escapes (resolved
+# below), globs, a leading tilde, brace expansion.
+_SPECIAL = re.compile(r"[\\*?\[~{]")
+_DOUBLE_QUOTE_ESCAPES = re.compile(r"\\([\\$`\"\n])")
+_ANSI_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+_UNEXPANDED = frozenset(
+    {
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+    }
+)
+
+
+def node_text(node: Node, source: bytes) -> str:
+    """The source text of ``node``."""
+    return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+
+def _unquoted_word(raw: str) -> Word:
+    if not _SPECIAL.search(raw):
+        return Word(raw, literal=True)
+    if raw.startswith("~"):
+        return Word(raw, literal=False)
+    chars: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and index + 1 < len(raw):
+            chars.append(raw[index + 1])
+            index += 2
+            continue
+        if char in "*?[":
+            return Word(raw, literal=False)
+        if char == "{" and ("," in raw[index:] or ".." in raw[index:]):
+            return Word(raw, literal=False)
+        chars.append(char)
+        index += 1
+    return Word("".join(chars), literal=True)
+
+
+def _ansi_c(raw: str) -> str:
+    body = raw[2:-1]
+    return re.sub(r"\\(.)", lambda m: _ANSI_C_ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+def _double_quoted(node: Node, source: bytes) -> Word:
+    parts: list[str] = []
+    for child in node.children:
+        kind = child.type
+        if kind == "string_content":
+            parts.append(_DOUBLE_QUOTE_ESCAPES.sub(r"\1", node_text(child, source)))
+        elif kind in _UNEXPANDED:
+            return Word(node_text(node, source), literal=False)
+    return Word("".join(parts), literal=True)
+
+
+def word_of(node: Node, source: bytes) -> Word:
+    """The word an argument node stands for."""
+    kind = node.type
+    if kind in ("word", "test_operator", "regex", "extglob_pattern"):
+        return _unquoted_word(node_text(node, source))
+    if kind == "number":
+        return Word(node_text(node, source), literal=True)
+    if kind == "raw_string":
+        return Word(node_text(node, source)[1:-1], literal=True)
+    if kind in ("string", "translated_string"):
+        return _double_quoted(node, source)
+    if kind == "ansi_c_string":
+        return Word(_ansi_c(node_text(node, source)), literal=True)
+    if kind == "concatenation":
+        parts = [word_of(child, source) for child in node.children]
+        if all(part.literal for part in parts):
+            return Word("".join(part.text for part in parts), literal=True)
+        return Word(node_text(node, source), literal=False)
+    return Word(node_text(node, source), literal=False)
+
+
+WORD_NODE_TYPES = frozenset(
+    {
+        "word",
+        "test_operator",
+        "regex",
+        "extglob_pattern",
+        "number",
+        "raw_string",
+        "string",
+        "translated_string",
+        "ansi_c_string",
+        "concatenation",
+        *_UNEXPANDED,
+    }
+)
+"""Node types that stand for one argument word."""

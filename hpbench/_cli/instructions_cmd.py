@@ -1,0 +1,109 @@
+"""``hpbench instructions``: keep the stock text, derive both arms, check delivery."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+from hpbench._console import out_console, print_fields
+from hpbench.errors import HpbenchError
+from hpbench.instructions import (
+    default_pins_path,
+    delivered_matches,
+    derive,
+    extract_stock,
+    first_developer_text,
+    load_pins,
+    read_stock,
+    write_instructions,
+    write_stock,
+)
+
+
+def register(commands: Any) -> None:
+    """Add ``instructions`` and its sub-commands."""
+    group = commands.add_parser("instructions", help="stock and derived Codex base instructions")
+    sub = group.add_subparsers(dest="instructions_command", metavar="SUBCOMMAND", required=True)
+
+    extract = sub.add_parser(
+        "extract",
+        help="keep the stock text from a request body the pinned CLI sent",
+        description=(
+            "Reads the first developer message of a recorded Responses request and keeps it as "
+            "stock.md with stock.json (SHA-256, CLI version, model)."
+        ),
+    )
+    extract.add_argument("request", type=Path, metavar="REQUEST_JSON")
+    extract.add_argument("--codex-version", required=True)
+    extract.add_argument("--model", required=True)
+    extract.add_argument("--out", type=Path, required=True, metavar="DIR")
+    add_json_flag(extract)
+    extract.set_defaults(handler=extract_command)
+
+    derive_parser = sub.add_parser(
+        "derive",
+        help="write control.md, treatment.md, treatment.diff and hashes.json",
+    )
+    derive_parser.add_argument("--stock", type=Path, required=True, metavar="DIR")
+    derive_parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    derive_parser.add_argument(
+        "--pins", type=Path, default=None, help="default: contrib/codex/pins.toml"
+    )
+    add_json_flag(derive_parser)
+    derive_parser.set_defaults(handler=derive_command)
+
+    check = sub.add_parser(
+        "check-delivery",
+        help="prove a recorded request carried exactly an instructions file",
+    )
+    check.add_argument("request", type=Path, metavar="REQUEST_JSON")
+    check.add_argument("--expected", type=Path, required=True, metavar="FILE")
+    add_json_flag(check)
+    check.set_defaults(handler=check_delivery_command)
+
+
+def extract_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions extract``."""
+    stock = extract_stock(args.request, args.codex_version, args.model)
+    write_stock(stock, args.out, source=str(args.request))
+    summary = {"sha256": stock.sha256, "codex_version": stock.codex_version, "model": stock.model}
+    if args.json:
+        print_json(summary)
+    else:
+        print_fields([(key, str(value)) for key, value in summary.items()])
+    return EXIT_OK
+
+
+def derive_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions derive``."""
+    pin_set = load_pins(args.pins if args.pins is not None else default_pins_path())
+    derived = derive(read_stock(args.stock), pin_set)
+    hashes = write_instructions(derived, pin_set, args.out)
+    if args.json:
+        print_json(hashes)
+    else:
+        files: dict[str, dict[str, Any]] = hashes["files"]  # type: ignore[assignment]
+        print_fields([(name, info["sha256"]) for name, info in sorted(files.items())])
+    return EXIT_OK
+
+
+def check_delivery_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions check-delivery``: exit 1 when Codex sent anything else."""
+    try:
+        request = json.loads(args.request.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        msg = f"{args.request}: not a JSON request body: {exc}"
+        raise HpbenchError(msg) from None
+    sent = first_developer_text(request, source=str(args.request))
+    ok = delivered_matches(sent, args.expected)
+    if args.json:
+        print_json({"ok": ok, "request": str(args.request), "expected": str(args.expected)})
+    else:
+        verdict = "carried exactly" if ok else "did NOT carry"
+        out_console.print(
+            f"{args.request}: {verdict} {args.expected}", markup=False, highlight=False
+        )
+    return EXIT_OK if ok else EXIT_FINDINGS

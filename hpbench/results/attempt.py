@@ -1,0 +1,209 @@
+"""The per-attempt result object (``hpbench.attempt.v1``).
+
+The shell runs the attempt and leaves raw evidence in the attempt directory;
+this module turns that evidence into one JSON object and the pass decision.
+An attempt passes only when Codex exited 0 without timeout, its JSONL was
+recorded and reads cleanly, every changed path is allowed, and the hidden
+grader passed. Anything unknown stays null.
+
+Files read from the attempt directory (all written by the shell):
+
+``codex.jsonl``  the ``codex exec --json`` stream
+``codex.exit``   Codex's exit status (124 when the agent timeout killed it)
+``agent.seconds`` measured agent wall time
+``changed-paths.z`` NUL-separated workspace paths changed or added after Codex exited
+``diff.patch``   the literal binary-capable diff of those changes
+``grader/grader.exit``, ``grader/grader.stdout``, ``grader.seconds``  the hidden grading
+``infrastructure.txt`` present when the harness, not the agent, failed
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hpbench._jsonio import write_atomic
+from hpbench.codex import summarize_file
+from hpbench.results.gotest import parse_go_test_file
+
+ATTEMPT_SCHEMA = "hpbench.attempt.v1"
+RESULT_NAME = "result.json"
+TIMEOUT_STATUS = 124
+
+
+class FailureClass(enum.Enum):
+    """Why an attempt did not pass, most fundamental first."""
+
+    NONE = "none"
+    INFRASTRUCTURE = "infrastructure"
+    AGENT_TIMEOUT = "agent-timeout"
+    CODEX_FAILED = "codex-failed"
+    JSONL_INVALID = "jsonl-invalid"
+    UNAUTHORIZED_PATH = "unauthorized-path"
+    GRADER_FAILED = "grader-failed"
+
+
+@attrs.frozen
+class AttemptIdentity:
+    """Where an attempt sits in the run: arm, repetition and its place in the pair."""
+
+    run_id: str
+    task_id: str
+    task_fingerprint: str
+    arm: str
+    repetition: int
+    pair_order: int
+    model: str
+    effort: str
+    instructions_artifact: str
+    instructions_sha256: str
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_float(path: Path) -> float | None:
+    try:
+        return round(float(path.read_text().strip()), 3)
+    except (OSError, ValueError):
+        return None
+
+
+def _changed_paths(path: Path) -> list[str] | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return sorted({name.decode("utf-8", "surrogateescape") for name in data.split(b"\0") if name})
+
+
+def _file_digest(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    return {"path": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
+    jsonl = directory / "codex.jsonl"
+    exit_code = _read_int(directory / "codex.exit")
+    section: dict[str, Any] = {
+        "exit_code": exit_code,
+        "timed_out": exit_code == TIMEOUT_STATUS,
+        "jsonl": None,
+        "jsonl_findings": [],
+        "outcome": None,
+        "item_counts": {},
+        "terminal_error": None,
+        "final_message_present": False,
+        "usage": None,
+    }
+    if not jsonl.is_file() or jsonl.stat().st_size == 0:
+        section["jsonl_findings"] = ["codex.jsonl is missing or empty"]
+        return section
+    summary = summarize_file(jsonl, workspace_root=workspace_root)
+    section.update(
+        jsonl=jsonl.name,
+        jsonl_findings=[str(finding) for finding in summary.findings],
+        outcome=summary.outcome.value,
+        item_counts=dict(sorted(summary.item_counts.items())),
+        terminal_error=summary.terminal_error,
+        final_message_present=summary.final_message is not None,
+        usage=attrs.asdict(summary.usage) if summary.usage is not None else None,
+    )
+    return section
+
+
+def _grader_section(directory: Path) -> dict[str, Any]:
+    grader = directory / "grader"
+    exit_code = _read_int(grader / "grader.exit")
+    report = parse_go_test_file(grader / "grader.stdout")
+    counts = attrs.asdict(report.counts) if report.counts is not None else None
+    return {
+        "ran": exit_code is not None,
+        "exit_code": exit_code,
+        "timed_out": exit_code == TIMEOUT_STATUS,
+        "passed": exit_code == 0,
+        "seconds": _read_float(directory / "grader.seconds"),
+        "tests": counts,
+        "failed_tests": list(report.failed_tests),
+        "build_failed": report.build_failed,
+    }
+
+
+def decide(
+    *,
+    infrastructure_error: str | None,
+    codex: dict[str, Any],
+    unauthorized: list[str] | None,
+    grader: dict[str, Any],
+) -> FailureClass:
+    """The attempt's failure class; ``NONE`` means it passed."""
+    if infrastructure_error is not None:
+        return FailureClass.INFRASTRUCTURE
+    if codex["timed_out"]:
+        return FailureClass.AGENT_TIMEOUT
+    if codex["exit_code"] != 0:
+        return FailureClass.CODEX_FAILED
+    if codex["jsonl"] is None or codex["jsonl_findings"]:
+        return FailureClass.JSONL_INVALID
+    if unauthorized is None or unauthorized:
+        return FailureClass.UNAUTHORIZED_PATH
+    if not grader["passed"]:
+        return FailureClass.GRADER_FAILED
+    return FailureClass.NONE
+
+
+def build_result(
+    directory: Path,
+    identity: AttemptIdentity,
+    allowed_paths: tuple[str, ...],
+    workspace_root: str,
+) -> dict[str, Any]:
+    """The attempt object for the evidence in ``directory``."""
+    infrastructure = directory / "infrastructure.txt"
+    infrastructure_error = (
+        infrastructure.read_text(encoding="utf-8", errors="replace").strip() or "unspecified"
+        if infrastructure.is_file()
+        else None
+    )
+    codex = _codex_section(directory, workspace_root)
+    changed = _changed_paths(directory / "changed-paths.z")
+    unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
+    grader = _grader_section(directory)
+    failure = decide(
+        infrastructure_error=infrastructure_error,
+        codex=codex,
+        unauthorized=unauthorized,
+        grader=grader,
+    )
+    return {
+        "schema": ATTEMPT_SCHEMA,
+        **attrs.asdict(identity),
+        "elapsed": {"agent_seconds": _read_float(directory / "agent.seconds")},
+        "codex": codex,
+        "router_usage": None,
+        "changed_paths": changed,
+        "unauthorized_paths": unauthorized,
+        "diff": _file_digest(directory / "diff.patch"),
+        "grader": grader,
+        "infrastructure_error": infrastructure_error,
+        "passed": failure is FailureClass.NONE,
+        "failure_class": failure.value,
+    }
+
+
+def write_result(directory: Path, result: dict[str, Any]) -> Path:
+    """Publish ``result.json`` (mode 0600, atomic rename)."""
+    path = directory / RESULT_NAME
+    write_atomic(path, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return path

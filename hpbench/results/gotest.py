@@ -1,0 +1,90 @@
+"""Test counts from ``go test -json`` output.
+
+A count that cannot be read is unknown (None), never zero: a grader that did
+not build ran no test, and "0 passed" would read as a result. Only top-level
+tests are counted; subtests are part of their parent's verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen
+class GoTestCounts:
+    """How many top-level tests passed, failed and were skipped."""
+
+    passed: int
+    failed: int
+    skipped: int
+
+
+@attrs.frozen
+class GoTestReport:
+    """What a ``go test -json`` stream says.
+
+    ``counts`` is None when no test event could be read (build failure,
+    truncated or non-JSON output). ``failed_tests`` names failed top-level
+    tests; ``build_failed`` is true when a package reported a build failure.
+    """
+
+    counts: GoTestCounts | None
+    failed_tests: tuple[str, ...]
+    failed_packages: tuple[str, ...]
+    build_failed: bool
+    unreadable_lines: int
+
+
+def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
+    """Fold a ``go test -json`` stream into counts, line by line."""
+    verdicts: dict[tuple[str, str], str] = {}
+    failed_packages: set[str] = set()
+    build_failed = False
+    unreadable = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            event = json.loads(stripped)
+        except json.JSONDecodeError:
+            unreadable += 1
+            build_failed = build_failed or "[build failed]" in stripped
+            continue
+        if not isinstance(event, dict):
+            unreadable += 1
+            continue
+        action = event.get("Action")
+        package = str(event.get("Package", ""))
+        test = event.get("Test")
+        output = event.get("Output")
+        if isinstance(output, str) and "[build failed]" in output:
+            build_failed = True
+        if action == "build-fail":
+            build_failed = True
+        if action not in {"pass", "fail", "skip"}:
+            continue
+        if isinstance(test, str) and "/" not in test:
+            verdicts[(package, test)] = action
+        elif test is None and action == "fail":
+            failed_packages.add(package)
+    counts = None
+    if verdicts:
+        values = list(verdicts.values())
+        counts = GoTestCounts(values.count("pass"), values.count("fail"), values.count("skip"))
+    failed = sorted(test for (_, test), verdict in verdicts.items() if verdict == "fail")
+    return GoTestReport(
+        counts, tuple(failed), tuple(sorted(failed_packages)), build_failed, unreadable
+    )
+
+
+def parse_go_test_file(path: Path) -> GoTestReport:
+    """:func:`parse_go_test_json` over a file; a missing file reads as no output."""
+    if not path.is_file():
+        return GoTestReport(None, (), (), False, 0)
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        return parse_go_test_json(stream)

@@ -1,0 +1,240 @@
+"""The attempt object: every failure class, evidence kept, unknown as null."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hpbench.errors import ContractError
+from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
+from hpbench.results.merge import RESULTS_NAME
+
+WORKSPACE = "/home/agent/ws"
+ALLOWED = ("kv/kv.go", "kv/rangestream.go", "kv/store.go")
+
+GOOD_JSONL = [
+    {"type": "thread.started", "thread_id": "t-1"},
+    {"type": "turn.started"},
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_0",
+            "type": "file_change",
+            "changes": [{"path": f"{WORKSPACE}/kv/rangestream.go", "kind": "add"}],
+            "status": "completed",
+        },
+    },
+    {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "Done."}},
+    {
+        "type": "turn.completed",
+        "usage": {
+            "input_tokens": 300,
+            "cached_input_tokens": 30,
+            "cache_write_input_tokens": 0,
+            "output_tokens": 60,
+            "reasoning_output_tokens": 15,
+        },
+    },
+]
+
+PASSING_GRADER = [
+    {"Action": "pass", "Package": "p", "Test": "TestA"},
+    {"Action": "pass", "Package": "p", "Test": "TestB"},
+    {"Action": "pass", "Package": "p"},
+]
+
+
+def identity(arm: str = "control", repetition: int = 1, order: int = 1) -> AttemptIdentity:
+    return AttemptIdentity(
+        run_id="run-1",
+        task_id="kv-rangestream",
+        task_fingerprint="sha256:abc",
+        arm=arm,
+        repetition=repetition,
+        pair_order=order,
+        model="gpt-6-astra",
+        effort="medium",
+        instructions_artifact=f"instructions/{arm}.md",
+        instructions_sha256="0" * 64,
+    )
+
+
+def make_attempt(
+    directory: Path,
+    *,
+    exit_code: int = 0,
+    jsonl: list[object] | None = None,
+    changed: tuple[str, ...] = ("kv/rangestream.go",),
+    grader: list[object] | None = None,
+    grader_exit: int | None = 0,
+) -> Path:
+    directory.mkdir(parents=True)
+    events = GOOD_JSONL if jsonl is None else jsonl
+    (directory / "codex.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (directory / "codex.exit").write_text(f"{exit_code}\n")
+    (directory / "agent.seconds").write_text("12.3456\n")
+    (directory / "changed-paths.z").write_bytes(b"".join(p.encode() + b"\0" for p in changed))
+    (directory / "diff.patch").write_text("diff --git a/kv/rangestream.go b/kv/rangestream.go\n")
+    if grader_exit is not None:
+        (directory / "grader").mkdir()
+        lines = PASSING_GRADER if grader is None else grader
+        (directory / "grader" / "grader.stdout").write_text(
+            "".join(json.dumps(e) + "\n" for e in lines)
+        )
+        (directory / "grader" / "grader.exit").write_text(f"{grader_exit}\n")
+        (directory / "grader.seconds").write_text("3.2\n")
+    return directory
+
+
+def result_of(directory: Path) -> dict[str, object]:
+    return build_result(directory, identity(), ALLOWED, WORKSPACE)
+
+
+class TestPassDecision:
+    def test_passing_attempt(self, tmp_path: Path) -> None:
+        """Codex ok, clean JSONL, allowed paths, grader ok: passed."""
+        result = result_of(make_attempt(tmp_path / "a"))
+        assert (True, "none") == (result["passed"], result["failure_class"])
+        assert {"passed": 2, "failed": 0, "skipped": 0} == result["grader"]["tests"]  # type: ignore[index]
+        assert (
+            360
+            == result["codex"]["usage"]["input_tokens"] + result["codex"]["usage"]["output_tokens"]
+        )  # type: ignore[index]
+        assert 12.346 == result["elapsed"]["agent_seconds"]  # type: ignore[index]
+        assert "diff.patch" == result["diff"]["path"]  # type: ignore[index]
+
+    def test_timeout(self, tmp_path: Path) -> None:
+        """Exit 124 from the agent timeout fails as agent-timeout, evidence kept."""
+        result = result_of(make_attempt(tmp_path / "a", exit_code=124))
+        assert "agent-timeout" == result["failure_class"]
+        assert result["codex"]["timed_out"] is True  # type: ignore[index]
+        assert result["diff"] is not None
+
+    def test_codex_failure(self, tmp_path: Path) -> None:
+        """A nonzero Codex exit fails the attempt even when the grader passes."""
+        assert (
+            "codex-failed" == result_of(make_attempt(tmp_path / "a", exit_code=1))["failure_class"]
+        )
+
+    def test_missing_jsonl(self, tmp_path: Path) -> None:
+        """No JSONL recorded: jsonl-invalid."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "codex.jsonl").unlink()
+        assert "jsonl-invalid" == result_of(directory)["failure_class"]
+
+    def test_malformed_jsonl(self, tmp_path: Path) -> None:
+        """A line that is not JSON makes the JSONL invalid, with its finding kept."""
+        directory = make_attempt(tmp_path / "a")
+        with (directory / "codex.jsonl").open("a") as stream:
+            stream.write("{not json\n")
+        result = result_of(directory)
+        assert "jsonl-invalid" == result["failure_class"]
+        assert result["codex"]["jsonl_findings"]  # type: ignore[index]
+
+    def test_unauthorized_path(self, tmp_path: Path) -> None:
+        """A change outside the allowed paths fails and is named."""
+        directory = make_attempt(tmp_path / "a", changed=("kv/rangestream.go", "go.mod"))
+        result = result_of(directory)
+        assert "unauthorized-path" == result["failure_class"]
+        assert ["go.mod"] == result["unauthorized_paths"]
+
+    def test_unknown_changed_paths(self, tmp_path: Path) -> None:
+        """Without the changed-path record the boundary is unproven: the attempt fails."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "changed-paths.z").unlink()
+        result = result_of(directory)
+        assert ("unauthorized-path", None) == (
+            result["failure_class"],
+            result["unauthorized_paths"],
+        )
+
+    def test_grader_failure(self, tmp_path: Path) -> None:
+        """A failing hidden test fails the attempt; counts and names are kept."""
+        lines = [
+            {"Action": "pass", "Package": "p", "Test": "TestA"},
+            {"Action": "fail", "Package": "p", "Test": "TestB"},
+        ]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=1))
+        assert "grader-failed" == result["failure_class"]
+        assert {"passed": 1, "failed": 1, "skipped": 0} == result["grader"]["tests"]  # type: ignore[index]
+        assert ["TestB"] == result["grader"]["failed_tests"]  # type: ignore[index]
+
+    def test_build_failure_counts_are_null(self, tmp_path: Path) -> None:
+        """A grader that did not build has null counts, never zeros."""
+        lines = [
+            {"Action": "output", "Package": "p", "Output": "FAIL\tp [build failed]\n"},
+            {"Action": "fail", "Package": "p"},
+        ]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=2))
+        assert result["grader"]["tests"] is None  # type: ignore[index]
+        assert result["grader"]["build_failed"] is True  # type: ignore[index]
+
+    def test_grader_never_ran(self, tmp_path: Path) -> None:
+        """No grader evidence: not passed, and its numbers are unknown."""
+        result = result_of(make_attempt(tmp_path / "a", grader_exit=None))
+        assert "grader-failed" == result["failure_class"]
+        assert (False, None, None) == (
+            result["grader"]["ran"],  # type: ignore[index]
+            result["grader"]["exit_code"],  # type: ignore[index]
+            result["grader"]["seconds"],  # type: ignore[index]
+        )
+
+    def test_infrastructure_failure_outranks_everything(self, tmp_path: Path) -> None:
+        """A harness failure is marked as such, never as a model loss."""
+        directory = make_attempt(tmp_path / "a", exit_code=1)
+        (directory / "infrastructure.txt").write_text("router crashed\n")
+        result = result_of(directory)
+        assert ("infrastructure", "router crashed") == (
+            result["failure_class"],
+            result["infrastructure_error"],
+        )
+
+    def test_result_file_is_private(self, tmp_path: Path) -> None:
+        """result.json is written with mode 0600."""
+        directory = make_attempt(tmp_path / "a")
+        path = write_result(directory, result_of(directory))
+        assert 0o600 == path.stat().st_mode & 0o777
+        assert json.loads(path.read_text())["schema"] == "hpbench.attempt.v1"
+
+
+class TestMerge:
+    def _attempt(self, run: Path, name: str, arm: str, repetition: int, order: int) -> None:
+        directory = make_attempt(run / "attempts" / name)
+        write_result(
+            directory, build_result(directory, identity(arm, repetition, order), ALLOWED, WORKSPACE)
+        )
+
+    def test_deterministic_order(self, tmp_path: Path) -> None:
+        """Merge order is repetition then pair order, whatever the directory names."""
+        run = tmp_path / "run"
+        self._attempt(run, "z", "hpatch", 1, 1)
+        self._attempt(run, "a", "control", 1, 2)
+        self._attempt(run, "m", "control", 2, 1)
+        self._attempt(run, "b", "hpatch", 2, 2)
+        attempts = merge_results(run)
+        assert [(1, "hpatch"), (1, "control"), (2, "control"), (2, "hpatch")] == [
+            (a["repetition"], a["arm"]) for a in attempts
+        ]
+        first = (run / RESULTS_NAME).read_bytes()
+        merge_results(run)
+        assert first == (run / RESULTS_NAME).read_bytes()
+
+    def test_duplicate_attempt_refused(self, tmp_path: Path) -> None:
+        """Two objects for one (repetition, arm) are refused."""
+        run = tmp_path / "run"
+        self._attempt(run, "a", "control", 1, 1)
+        self._attempt(run, "b", "control", 1, 1)
+        with pytest.raises(ContractError) as caught:
+            merge_results(run)
+        assert "results.duplicate" == caught.value.findings[0].code
+
+    def test_wrong_schema_refused(self, tmp_path: Path) -> None:
+        """An object of another schema is not merged silently."""
+        run = tmp_path / "run"
+        (run / "attempts" / "x").mkdir(parents=True)
+        (run / "attempts" / "x" / "result.json").write_text('{"schema": "other"}')
+        with pytest.raises(ContractError) as caught:
+            merge_results(run)
+        assert "results.schema" == caught.value.findings[0].code

@@ -460,12 +460,14 @@ class Provider:
         )
         response_id = f"resp_{short_hash(f'{thread}/{step_index}')}"
         events = _events(response_id, body.get("model"), output, usage, fault)
-        outcome = await _stream(writer, reader, headers, events, fault)
+        digest = hashlib.sha256()
+        outcome = await _stream(writer, reader, headers, events, fault=fault, digest=digest)
         record["response"] = {
             "status": 200,
             "outcome": outcome,
             "output_types": [item["type"] for item in output],
             "usage": attrs.asdict(usage) if outcome == "completed" else None,
+            "body_sha256": digest.hexdigest(),
         }
         self._finish(record)
         return outcome in ("completed", "response_failed")
@@ -554,8 +556,11 @@ async def _stream(
     reader: asyncio.StreamReader,
     headers: list[tuple[str, str]],
     events: Sequence[dict[str, Any]],
+    *,
     fault: Fault | None,
+    digest: Any,
 ) -> str:
+    """Send the events (cut short for a drop or stall); ``digest`` hashes the body sent."""
     sender = _http.ChunkedSender(writer)
     await sender.start(200, [*headers, ("content-type", "text/event-stream")])
     cut = None
@@ -564,7 +569,9 @@ async def _stream(
     for position, event in enumerate(events):
         if cut is not None and position >= cut:
             break
-        await sender.send(encode_event(event))
+        data = encode_event(event)
+        digest.update(data)
+        await sender.send(data)
     if fault is not None and fault.kind is FaultKind.STALL:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(_http.watch_for_close(reader), fault.seconds)

@@ -56,7 +56,7 @@ class TestExitCodes:
     def test_invalid_manifest_is_1_with_findings(self, task_copy: Path) -> None:
         """An invalid manifest exits 1 and lists each finding, as text and as JSON."""
         manifest = task_copy / "task.toml"
-        manifest.write_text(manifest.read_text().replace('go_version = "1.19"', 'go_version = "x"'))
+        manifest.write_text(manifest.read_text().replace('go_version = "1.24.11"', 'go_version = "x"'))
         tasks = str(task_copy.parent)
         text = run_cli("task", "--tasks-dir", tasks, "validate", "kv-rangestream")
         assert 1 == text.returncode

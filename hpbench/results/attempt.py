@@ -189,6 +189,7 @@ def build_result(
     return {
         "schema": ATTEMPT_SCHEMA,
         **attrs.asdict(identity),
+        "workspace_root": workspace_root,
         "elapsed": {"agent_seconds": _read_float(directory / "agent.seconds")},
         "codex": codex,
         "router_usage": None,

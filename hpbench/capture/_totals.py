@@ -1,19 +1,30 @@
 """Snapshot totals as plain sums over records.
 
-:class:`Totals` takes records in their JSON form (dicts, already checked against the
-contract) one at a time and renders the aggregate parts of a snapshot. The writer uses it
-to serve ``/api/metrics``; the validator uses it to recompute what a snapshot must say.
-Memory stays bounded by the number of open exchanges, threads, models and tool shapes,
-not by the number of records.
+:class:`Totals` takes record facts (:mod:`hpbench.capture._facts`) one at a time and
+renders the aggregate sections of a snapshot. The writer uses it to serve
+``/api/metrics``; the validator uses it to recompute what a snapshot must say. Totals of
+two parts of a capture merge by addition. Memory is bounded by the number of threads,
+models and tool shapes, not by the number of records.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-JSON = dict[str, Any]
+from hpbench.capture._facts import (
+    ClientFacts,
+    ComparisonFacts,
+    ExchangeFacts,
+    ProviderFacts,
+    Shape,
+    UsageFacts,
+)
 
-_USAGE_KEYS = (
+JSON = dict[str, Any]
+ShapeKey = tuple[str, str | None, str]
+ModelKey = tuple[str, str | None, str | None, str | None]
+
+USAGE_KEYS = (
     "input_tokens",
     "cached_input_tokens",
     "cache_write_input_tokens",
@@ -26,7 +37,7 @@ _USAGE_KEYS = (
     "cache_write_missing",
     "reasoning_missing",
 )
-_HPATCH_KEYS = (
+HPATCH_KEYS = (
     "successes",
     "rejections",
     "corrections",
@@ -34,98 +45,124 @@ _HPATCH_KEYS = (
     "diagnostics",
     "carrier_tokens",
 )
-_TRANSPORT_KEYS = ("provider_stream_bytes", "client_stream_bytes", "router_commentary_bytes")
-_COMPARISONS = ("request", "output", "output_text")
+TRANSPORT_KEYS = ("provider_stream_bytes", "client_stream_bytes", "router_commentary_bytes")
+COMPARISON_KEYS = (
+    "client_bytes",
+    "provider_bytes",
+    "savings_bytes",
+    "client_tokens",
+    "provider_tokens",
+    "savings_tokens",
+)
+_CACHED_INDEX = {"explicit": 5, "missing": 6, "null": 7, "invalid": 8}
 
 
-def _null_first_key(value: str | None) -> tuple[int, str]:
+def _null_first(value: str | None) -> tuple[int, str]:
     return (0, "") if value is None else (1, value)
 
 
+def shape_order(key: ShapeKey) -> tuple[str, str, str]:
+    """Contract order of tool shapes: (item_type, namespace or "", name)."""
+    return (key[0], key[1] or "", key[2])
+
+
+def model_order(key: ModelKey) -> tuple[Any, ...]:
+    """Contract order of model rows: role, then the three models with null first."""
+    return (key[0], _null_first(key[1]), _null_first(key[2]), _null_first(key[3]))
+
+
 class UsageSum:
-    """Running :class:`~hpbench.capture.models.UsageTotals`."""
+    """A running :class:`~hpbench.capture.models.UsageTotals`, as a list in key order."""
 
     __slots__ = ("values",)
 
     def __init__(self) -> None:
-        self.values = dict.fromkeys(_USAGE_KEYS, 0)
+        self.values = [0] * len(USAGE_KEYS)
 
-    def add(self, usage: JSON) -> None:
+    def add(self, usage: UsageFacts) -> None:
         """Add one attempt's reported usage."""
         values = self.values
-        values["input_tokens"] += usage["input_tokens"]
-        values["output_tokens"] += usage["output_tokens"]
-        cached = usage["cached_input_tokens"]
-        state = usage["cached_input_state"]
-        values["cached_input_" + state] += 1
+        input_tokens, cached, state, write, output, reasoning = usage
+        values[0] += input_tokens
+        values[3] += output
+        values[_CACHED_INDEX[state]] += 1
         if cached is not None:
-            values["cached_input_tokens"] += cached
-        write = usage["cache_write_input_tokens"]
+            values[1] += cached
         if write is None:
-            values["cache_write_missing"] += 1
+            values[9] += 1
         else:
-            values["cache_write_input_tokens"] += write
-        reasoning = usage["reasoning_tokens"]
+            values[2] += write
         if reasoning is None:
-            values["reasoning_missing"] += 1
+            values[10] += 1
         else:
-            values["reasoning_tokens"] += reasoning
+            values[4] += reasoning
+
+    def merge(self, other: UsageSum) -> None:
+        """Add another sum."""
+        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
 
     def to_json(self) -> JSON:
         """The totals as a JSON object."""
-        return dict(self.values)
+        return dict(zip(USAGE_KEYS, self.values, strict=True))
 
 
-class _ComparisonSum:
-    __slots__ = ("bytes", "tokens", "tokens_known")
+class ComparisonSum:
+    """A running :class:`~hpbench.capture.models.Comparison`; tokens turn null once unknown."""
+
+    __slots__ = ("tokens_known", "values")
 
     def __init__(self) -> None:
-        self.bytes = [0, 0, 0]
-        self.tokens = [0, 0, 0]
+        self.values = [0] * 6
         self.tokens_known = True
 
-    def add(self, comparison: JSON) -> None:
-        self.bytes[0] += comparison["client_bytes"]
-        self.bytes[1] += comparison["provider_bytes"]
-        self.bytes[2] += comparison["savings_bytes"]
-        client = comparison["client_tokens"]
-        provider = comparison["provider_tokens"]
-        savings = comparison["savings_tokens"]
+    def add(self, comparison: ComparisonFacts) -> None:
+        """Add one exchange's comparison."""
+        values = self.values
+        values[0] += comparison[0]
+        values[1] += comparison[1]
+        values[2] += comparison[2]
+        client, provider, savings = comparison[3], comparison[4], comparison[5]
         if client is None or provider is None or savings is None:
             self.tokens_known = False
             return
-        self.tokens[0] += client
-        self.tokens[1] += provider
-        self.tokens[2] += savings
+        values[3] += client
+        values[4] += provider
+        values[5] += savings
+
+    def merge(self, other: ComparisonSum) -> None:
+        """Add another sum."""
+        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
+        self.tokens_known = self.tokens_known and other.tokens_known
 
     def to_json(self) -> JSON:
-        known = self.tokens_known
-        return {
-            "client_bytes": self.bytes[0],
-            "provider_bytes": self.bytes[1],
-            "savings_bytes": self.bytes[2],
-            "client_tokens": self.tokens[0] if known else None,
-            "provider_tokens": self.tokens[1] if known else None,
-            "savings_tokens": self.tokens[2] if known else None,
-        }
+        """The comparison as a JSON object."""
+        values: list[int | None] = list(self.values)
+        if not self.tokens_known:
+            values[3:] = [None, None, None]
+        return dict(zip(COMPARISON_KEYS, values, strict=True))
 
 
-class _ThreadSum:
+class ThreadSum:
+    """Per-thread totals."""
+
     __slots__ = ("attempts", "delivered", "ident", "requests", "usage")
 
-    def __init__(self, thread: JSON) -> None:
-        self.ident = (
-            thread["thread_id"],
-            thread["root_thread_id"],
-            thread["parent_thread_id"],
-            thread["role"],
-        )
+    def __init__(self, ident: tuple[str, str, str | None, str]) -> None:
+        self.ident = ident
         self.requests = 0
         self.attempts = 0
         self.usage = UsageSum()
         self.delivered = UsageSum()
 
+    def merge(self, other: ThreadSum) -> None:
+        """Add another part of the same thread."""
+        self.requests += other.requests
+        self.attempts += other.attempts
+        self.usage.merge(other.usage)
+        self.delivered.merge(other.delivered)
+
     def to_json(self) -> JSON:
+        """The thread's totals as a JSON object."""
         thread_id, root, parent, role = self.ident
         return {
             "thread_id": thread_id,
@@ -139,23 +176,22 @@ class _ThreadSum:
         }
 
 
-def _add_shapes(into: dict[tuple[str, str | None, str], int], shapes: list[JSON]) -> None:
-    for shape in shapes:
-        key = (shape["item_type"], shape["namespace"], shape["name"])
-        into[key] = into.get(key, 0) + shape["count"]
+def _add_shapes(into: dict[ShapeKey, int], shapes: tuple[Shape, ...]) -> None:
+    for item_type, namespace, name, count in shapes:
+        key = (item_type, namespace, name)
+        into[key] = into.get(key, 0) + count
 
 
-def shapes_json(shapes: dict[tuple[str, str | None, str], int]) -> list[JSON]:
-    """Tool shapes in contract order: (item_type, namespace or "", name)."""
-    ordered = sorted(shapes.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2]))
+def shapes_json(shapes: dict[ShapeKey, int]) -> list[JSON]:
+    """Tool shapes as JSON, in contract order."""
     return [
-        {"item_type": item_type, "name": name, "namespace": namespace, "count": count}
-        for (item_type, namespace, name), count in ordered
+        {"item_type": key[0], "name": key[2], "namespace": key[1], "count": count}
+        for key, count in sorted(shapes.items(), key=lambda kv: shape_order(kv[0]))
     ]
 
 
 class Totals:
-    """Everything a snapshot sums, fed one record (JSON form) at a time."""
+    """Everything a snapshot sums."""
 
     def __init__(self) -> None:
         self.kinds = {"client": 0, "provider": 0, "exchange": 0, "error": 0}
@@ -163,84 +199,111 @@ class Totals:
         self.delivered_attempts = 0
         self.usage_states = {"reported": 0, "absent": 0, "invalid": 0}
         self.usage = UsageSum()
-        self.threads: dict[str, _ThreadSum] = {}
-        self.models: dict[tuple[str, str | None, str | None, str | None], list[int]] = {}
-        self.comparisons = {name: _ComparisonSum() for name in _COMPARISONS}
-        self.transport = dict.fromkeys(_TRANSPORT_KEYS, 0)
-        self.emitted: dict[tuple[str, str | None, str], int] = {}
-        self.delivered_tools: dict[tuple[str, str | None, str], int] = {}
-        self.hpatch = dict.fromkeys(_HPATCH_KEYS, 0)
+        self.threads: dict[str, ThreadSum] = {}
+        self.models: dict[ModelKey, list[int]] = {}
+        self.comparisons = (ComparisonSum(), ComparisonSum(), ComparisonSum())
+        self.transport = [0, 0, 0]
+        self.emitted: dict[ShapeKey, int] = {}
+        self.delivered_tools: dict[ShapeKey, int] = {}
+        self.hpatch = [0] * len(HPATCH_KEYS)
         self.dropped_detail = 0
-        self._open: dict[int, _ThreadSum] = {}
 
-    def add(self, record: JSON) -> None:
-        """Count one record."""
-        kind = record["kind"]
-        self.kinds[kind] += 1
-        if kind == "provider":
-            self._add_provider(record)
-        elif kind == "client":
-            thread = record["thread"]
-            thread_sum = self.threads.get(thread["thread_id"])
-            if thread_sum is None:
-                thread_sum = self.threads[thread["thread_id"]] = _ThreadSum(thread)
-            thread_sum.requests += 1
-            self._open[record["exchange"]] = thread_sum
-        elif kind == "exchange":
-            self._add_exchange(record)
+    def add_client(self, record: ClientFacts) -> None:
+        """Count a client record."""
+        self.kinds["client"] += 1
+        thread = self.threads.get(record.thread_id)
+        if thread is None:
+            ident = (record.thread_id, record.root_thread_id, record.parent_thread_id, record.role)
+            thread = self.threads[record.thread_id] = ThreadSum(ident)
+        thread.requests += 1
 
-    def _add_provider(self, record: JSON) -> None:
+    def add_provider(self, record: ProviderFacts, thread_id: str | None, role: str | None) -> None:
+        """Count a provider record of an exchange of ``thread_id`` (None when unknown)."""
+        self.kinds["provider"] += 1
         self.attempts += 1
-        delivered = record["delivered"]
+        delivered = record.delivered
         if delivered:
             self.delivered_attempts += 1
-        state = record["usage_state"]
-        self.usage_states[state] += 1
-        usage = record["usage"]
-        thread_sum = self._open.get(record["exchange"])
+        self.usage_states[record.usage_state] += 1
+        usage = record.usage
         if usage is not None:
             self.usage.add(usage)
-            if thread_sum is not None:
-                thread_sum.usage.add(usage)
-                if delivered and record["outcome"] == "completed":
-                    thread_sum.delivered.add(usage)
-        if thread_sum is not None:
-            thread_sum.attempts += 1
-            role = thread_sum.ident[3]
-            key = (role, record["request_model"], record["response_model"], record["header_model"])
+        thread = self.threads.get(thread_id) if thread_id is not None else None
+        if thread is not None:
+            thread.attempts += 1
+            if usage is not None:
+                thread.usage.add(usage)
+                if delivered and record.outcome == "completed":
+                    thread.delivered.add(usage)
+        if role is not None:
+            key = (role, record.request_model, record.response_model, record.header_model)
             counts = self.models.get(key)
             if counts is None:
                 counts = self.models[key] = [0, 0]
             counts[0] += 1
             if usage is not None:
                 counts[1] += 1
-        _add_shapes(self.emitted, record["emitted_tools"])
+        if record.emitted_tools:
+            _add_shapes(self.emitted, record.emitted_tools)
 
-    def _add_exchange(self, record: JSON) -> None:
-        self._open.pop(record["exchange"], None)
-        for name in _COMPARISONS:
-            self.comparisons[name].add(record[name])
-        transport = record["transport"]
-        for key in _TRANSPORT_KEYS:
-            self.transport[key] += transport[key]
-        _add_shapes(self.delivered_tools, record["delivered_tools"])
-        hpatch = record["hpatch"]
-        for key in _HPATCH_KEYS:
-            self.hpatch[key] += hpatch[key]
-        if record["detail_dropped"]:
+    def add_exchange(self, record: ExchangeFacts) -> None:
+        """Count an exchange record."""
+        self.kinds["exchange"] += 1
+        request, output, output_text = self.comparisons
+        request.add(record.request)
+        output.add(record.output)
+        output_text.add(record.output_text)
+        transport = self.transport
+        provider_stream, client_stream, commentary = record.transport
+        transport[0] += provider_stream
+        transport[1] += client_stream
+        transport[2] += commentary
+        if record.delivered_tools:
+            _add_shapes(self.delivered_tools, record.delivered_tools)
+        if any(record.hpatch):
+            self.hpatch = [a + b for a, b in zip(self.hpatch, record.hpatch, strict=True)]
+        if record.detail_dropped:
             self.dropped_detail += 1
 
-    def open_exchanges(self) -> int:
-        """Exchanges with a client record and no exchange record yet."""
-        return len(self._open)
+    def add_error(self) -> None:
+        """Count an error record."""
+        self.kinds["error"] += 1
+
+    def merge(self, other: Totals) -> None:
+        """Add the totals of a later part of the same capture."""
+        for kind, count in other.kinds.items():
+            self.kinds[kind] += count
+        self.attempts += other.attempts
+        self.delivered_attempts += other.delivered_attempts
+        for state, count in other.usage_states.items():
+            self.usage_states[state] += count
+        self.usage.merge(other.usage)
+        for thread_id, thread in other.threads.items():
+            mine = self.threads.get(thread_id)
+            if mine is None:
+                self.threads[thread_id] = thread
+            else:
+                mine.merge(thread)
+        for key, counts in other.models.items():
+            mine_counts = self.models.setdefault(key, [0, 0])
+            mine_counts[0] += counts[0]
+            mine_counts[1] += counts[1]
+        for mine_sum, other_sum in zip(self.comparisons, other.comparisons, strict=True):
+            mine_sum.merge(other_sum)
+        self.transport = [a + b for a, b in zip(self.transport, other.transport, strict=True)]
+        for into, shapes in (
+            (self.emitted, other.emitted),
+            (self.delivered_tools, other.delivered_tools),
+        ):
+            for shape, count in shapes.items():
+                into[shape] = into.get(shape, 0) + count
+        self.hpatch = [a + b for a, b in zip(self.hpatch, other.hpatch, strict=True)]
+        self.dropped_detail += other.dropped_detail
 
     def aggregates_json(self) -> JSON:
         """Every snapshot section except ``schema``, ``router`` and ``capture``."""
         logical = self.kinds["client"]
-        models = sorted(
-            self.models.items(),
-            key=lambda kv: (kv[0][0], *(_null_first_key(v) for v in kv[0][1:])),
-        )
+        request, output, output_text = self.comparisons
         return {
             "requests": {
                 "logical_requests": logical,
@@ -253,24 +316,26 @@ class Totals:
             },
             "usage": self.usage.to_json(),
             "savings": {
-                **{name: self.comparisons[name].to_json() for name in _COMPARISONS},
-                "transport": dict(self.transport),
+                "request": request.to_json(),
+                "output": output.to_json(),
+                "output_text": output_text.to_json(),
+                "transport": dict(zip(TRANSPORT_KEYS, self.transport, strict=True)),
             },
             "tools": {
                 "provider_emitted": shapes_json(self.emitted),
                 "client_delivered": shapes_json(self.delivered_tools),
             },
-            "hpatch": dict(self.hpatch),
+            "hpatch": dict(zip(HPATCH_KEYS, self.hpatch, strict=True)),
             "models": [
                 {
-                    "role": role,
-                    "request_model": request_model,
-                    "response_model": response_model,
-                    "header_model": header_model,
+                    "role": key[0],
+                    "request_model": key[1],
+                    "response_model": key[2],
+                    "header_model": key[3],
                     "attempts": counts[0],
                     "attempts_with_usage": counts[1],
                 }
-                for (role, request_model, response_model, header_model), counts in models
+                for key, counts in sorted(self.models.items(), key=lambda kv: model_order(kv[0]))
             ],
             "threads": [self.threads[key].to_json() for key in sorted(self.threads)],
         }

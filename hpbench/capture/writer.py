@@ -52,6 +52,7 @@ import attrs
 
 from hpbench._jsonio import canonical_json
 from hpbench.capture._converter import CONVERTER
+from hpbench.capture._facts import ClientFacts, ProviderFacts, facts_from_json
 from hpbench.capture._totals import Totals, shapes_json
 from hpbench.capture.models import (
     RECORD_SCHEMA_VERSION,
@@ -445,6 +446,7 @@ class CaptureWriter:
         self._seq = 0
         self._exchanges = 0
         self._totals = Totals()
+        self._threads: dict[int, tuple[str, str]] = {}
         self._health = {
             "write_failures": 0,
             "skipped_requests": 0,
@@ -483,13 +485,28 @@ class CaptureWriter:
                 return record
             if self._write_line(line):
                 self._seq += 1
-                self._totals.add(data)
-                if data["kind"] == "exchange" and data["detail_dropped"]:
-                    self._health["dropped_exchange_detail"] += 1
+                self._count(data)
             else:
                 self._health["write_failures"] += 1
             sink.append(record)
             return record
+
+    def _count(self, data: dict[str, Any]) -> None:
+        facts = facts_from_json(data)
+        totals = self._totals
+        if isinstance(facts, ClientFacts):
+            totals.add_client(facts)
+            self._threads[facts.exchange] = (facts.thread_id, facts.role)
+        elif isinstance(facts, ProviderFacts):
+            thread_id, role = self._threads.get(facts.exchange, (None, None))
+            totals.add_provider(facts, thread_id, role)
+        elif data["kind"] == "exchange":
+            totals.add_exchange(facts)  # type: ignore[arg-type]
+            self._threads.pop(data["exchange"], None)
+            if data["detail_dropped"]:
+                self._health["dropped_exchange_detail"] += 1
+        else:
+            totals.add_error()
 
     def begin(
         self,

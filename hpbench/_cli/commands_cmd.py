@@ -112,14 +112,14 @@ def gate_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"ok": not failed, "attempts": results})
     else:
-        for result in results:
-            verdict = (
-                "ok" if not (result["loop_invocations"] or result["unreadable_lines"]) else "FAIL"
+        rows = [
+            (
+                "FAIL" if result["loop_invocations"] or result["unreadable_lines"] else "ok",
+                str(result["file"]),
+                str(result["loop_invocations"]),
+                str(result["unreadable_lines"]),
             )
-            out_console.print(
-                f"{verdict}\t{result['file']}\tloop invocations: {result['loop_invocations']}"
-                f"\tunreadable lines: {result['unreadable_lines']}",
-                markup=False,
-                highlight=False,
-            )
+            for result in results
+        ]
+        print_table("loop gate", ("verdict", "file", "loop_invocations", "unreadable_lines"), rows)
     return EXIT_FINDINGS if failed else EXIT_OK

@@ -7,9 +7,22 @@ long options take ``--name=value`` or ``--name value``, ``--`` ends options.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
 from hpbench.commands.words import Word
+
+
+# An unquoted option such as ``--glob=*.go`` is not literal only because of its
+# glob characters; the shell passes it unchanged unless a file is named like it.
+_EXPANSION_OR_QUOTE = re.compile(r"[$`'\"\\~{]")
+
+
+def _option_word(word: Word) -> bool:
+    if not word.text.startswith("-"):
+        return False
+    return word.literal or _EXPANSION_OR_QUOTE.search(word.text) is None
 
 
 @attrs.frozen
@@ -57,7 +70,7 @@ def parse_args(words: tuple[Word, ...], spec: OptionSpec) -> ParsedArgs:
         word = words[index]
         text = word.text
         index += 1
-        if double_dash is not None or not word.literal or not text.startswith("-") or text == "-":
+        if double_dash is not None or not _option_word(word) or text == "-":
             positionals.append(word)
             continue
         if text == "--":

@@ -26,6 +26,7 @@ class Word:
 # Characters that make an unquoted word more than its text: escapes (resolved
 # below), globs, a leading tilde, brace expansion.
 _SPECIAL = re.compile(r"[\\*?\[~{]")
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _DOUBLE_QUOTE_ESCAPES = re.compile(r"\\([\\$`\"\n])")
 _ANSI_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
 _UNEXPANDED = frozenset(
@@ -98,9 +99,11 @@ def word_of(node: Node, source: bytes) -> Word:
         return Word(_ansi_c(node_text(node, source)), literal=True)
     if kind == "concatenation":
         parts = [word_of(child, source) for child in node.children]
-        if all(part.literal for part in parts):
+        raw = node_text(node, source)
+        # tree-sitter splits ``{a,b}.go`` into words; the expansion shows only as a whole.
+        if all(part.literal for part in parts) and not _BRACE_EXPANSION.search(raw):
             return Word("".join(part.text for part in parts), literal=True)
-        return Word(node_text(node, source), literal=False)
+        return Word(raw, literal=False)
     return Word(node_text(node, source), literal=False)
 
 

@@ -203,7 +203,8 @@ class TestStreaming:
 
         def endless() -> Iterator[str]:
             for n in itertools.count():
-                yield f'{{"type":"item.completed","item":{{"id":"item_{n}","type":"reasoning","text":"x"}}}}'
+                item = f'{{"id":"item_{n}","type":"reasoning","text":"x"}}'
+                yield f'{{"type":"item.completed","item":{item}}}'
 
         first = list(itertools.islice(iter_events(endless()), 3))
         assert ["item_0", "item_1", "item_2"] == [e.item.id for e in first]

@@ -148,6 +148,13 @@ class CodexRun:
     returncode: int
     events: tuple[dict[str, Any], ...]
     stderr: str
+    stdout: str = ""
+
+    def save(self, path: Path) -> Path:
+        """Write the JSONL stream as Codex printed it (for ``hpbench capture validate``)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.stdout, encoding="utf-8")
+        return path
 
     @property
     def thread_id(self) -> str | None:
@@ -206,13 +213,17 @@ def codex_exec(
         check=False,
     )
     events = []
-    for line in completed.stdout.decode("utf-8", errors="replace").splitlines():
+    stdout = completed.stdout.decode("utf-8", errors="replace")
+    for line in stdout.splitlines():
         with contextlib.suppress(ValueError):
             value = json.loads(line)
             if isinstance(value, dict):
                 events.append(value)
     return CodexRun(
-        completed.returncode, tuple(events), completed.stderr.decode("utf-8", errors="replace")
+        completed.returncode,
+        tuple(events),
+        completed.stderr.decode("utf-8", errors="replace"),
+        stdout,
     )
 
 

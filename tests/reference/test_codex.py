@@ -14,6 +14,8 @@ from typing import Any
 import attrs
 import pytest
 
+from hpbench._jsonio import canonical_json
+from hpbench.capture.validator import CaptureReport, validate_capture
 from hpbench.codexconfig import Arm, CodexConfig, write_config
 from hpbench.reference.harness import (
     CodexRun,
@@ -51,6 +53,20 @@ class Arena:
 
     def run(self, prompt: str, *, resume: str | None = None) -> CodexRun:
         return codex_exec(self.codex_home, self.workspace, prompt, resume=resume, timeout=90)
+
+    def validate(self, arm: Arm, codex: list[Path]) -> CaptureReport:
+        """``hpbench capture validate`` on this router's capture and live snapshot."""
+        snapshot = self.capture.parent / f"{arm.value}-metrics.json"
+        snapshot.write_text(canonical_json(self.metrics()))
+        _, protocol = ARMS[arm]
+        return validate_capture(
+            self.capture,
+            snapshot,
+            arm=arm.value,
+            expect_protocol=protocol if arm is Arm.HPATCH else None,
+            codex_jsonl=codex,
+            jobs=1,
+        )
 
 
 @contextlib.contextmanager
@@ -108,6 +124,9 @@ class TestOneExecPerArm:
             run = bench.run("Greet the world in hello.txt.")
             metrics = bench.metrics()
             provider = bench.provider_records()
+            report = bench.validate(arm, [run.save(tmp_path / "codex.jsonl")])
+        assert report.ok, [str(f) for f in report.findings]
+        assert report.label is not None
         assert 0 == run.returncode, run.stderr[-2000:]
         assert "hello, world\n" == (bench.workspace / "hello.txt").read_text()
         mode, protocol = ARMS[arm]
@@ -151,6 +170,8 @@ class TestTurnStateAcrossRetries:
             assert 0 == second.returncode, second.stderr[-2000:]
             provider = bench.provider_records()
             metrics = bench.metrics()
+            report = bench.validate(Arm.CONTROL, [second.save(tmp_path / "codex.jsonl")])
+        assert report.ok, [str(f) for f in report.findings]
         seen = [
             (r["turn"], r["step"], r["attempt"], r["fault"], r["turn_state"]["status"])
             for r in provider

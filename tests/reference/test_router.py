@@ -13,6 +13,9 @@ from typing import Any
 import attrs
 import pytest
 
+from hpbench._jsonio import canonical_json
+from hpbench.capture.validator import validate_capture
+from hpbench.reference import health
 from hpbench.reference._sse import EventDecoder
 from hpbench.reference.harness import (
     Running,
@@ -333,3 +336,43 @@ class TestModes:
         assert {"mode": mode, "protocol": protocol, "mentor": False} == metrics["router"]
         records = read_jsonl(capture / "records.jsonl")
         assert {(mode, protocol)} == {(r["mode"], r["protocol"]) for r in records}
+
+
+class TestConformance:
+    def test_every_fault_kind_validates(self, faults_bench: Bench):
+        """A capture through 429s, a 500, a router-retried 503, a drop, a stall the client
+        leaves and a response.failed passes ``hpbench capture validate``."""
+        port = faults_bench.router.port
+        statuses = [post(port, body(step_items(0))).status for _ in range(3)]
+        statuses += [post(port, body(step_items(1))).status for _ in range(2)]
+        assert [429, 429, 200, 500, 200] == statuses
+        assert not post(port, body(step_items(2))).complete
+        assert post(port, body(step_items(2))).complete
+        assert not post(port, body(step_items(3)), timeout=0.5).complete
+        assert post(port, body(step_items(3))).complete
+        assert post(port, body(step_items(4))).complete
+        faults_bench.capture_records(10)
+        snapshot = faults_bench.workdir / "control-metrics.json"
+        snapshot.write_text(canonical_json(faults_bench.metrics()))
+        report = validate_capture(faults_bench.capture, snapshot, arm="control", jobs=1)
+        assert report.ok, [str(f) for f in report.findings]
+        assert 10 == report.snapshot.requests.logical_requests
+        assert 11 == report.snapshot.requests.provider_attempts
+
+    def test_wrong_arm_is_refused(self, bench: Bench):
+        """A passthrough capture is not hpatch evidence."""
+        post(bench.router.port, body([user()]))
+        bench.capture_records(1)
+        snapshot = bench.workdir / "metrics.json"
+        snapshot.write_text(canonical_json(bench.metrics()))
+        report = validate_capture(bench.capture, snapshot, arm="hpatch", jobs=1)
+        assert not report.ok
+        assert report.label is None
+
+
+class TestHealthProbe:
+    def test_probe(self, bench: Bench):
+        """The container probe passes on a ready listener and fails on a closed port."""
+        assert 0 == health.main([f"{bench.router.url}/healthz"])
+        assert 0 == health.main([f"{bench.provider.url}/healthz"])
+        assert 1 == health.main([f"http://127.0.0.1:{free_port()}/healthz"])

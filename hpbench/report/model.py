@@ -229,6 +229,25 @@ def _commands(run_dir: Path, results: list[dict[str, Any]], arms: Sequence[str])
     return per_arm
 
 
+def read_phases(path: Path) -> dict[str, float]:
+    """Phase elapsed times the shell recorded as ``<phase>\t<seconds>`` lines.
+
+    A phase recorded several times (one per repetition, say) is summed.
+    Malformed lines are skipped: phase times are context, not measurements.
+    """
+    phases: dict[str, float] = {}
+    if not path.is_file():
+        return phases
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, _, seconds = line.partition("\t")
+        try:
+            value = float(seconds)
+        except ValueError:
+            continue
+        phases[name] = round(phases.get(name, 0.0) + value, 3)
+    return phases
+
+
 def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     """The report document for a run directory whose results are merged."""
     run = _read_json(run_dir / "run.json")
@@ -237,8 +256,7 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     correctness = _correctness(results, arms)
     voided = {p["repetition"] for p in correctness["pairs"] if p["voided"]}
     usage, captures = _usage(run_dir, arms, check, voided)
-    phases_path = run_dir / "phases.json"
-    phases = _read_json(phases_path) if phases_path.is_file() else {}
+    phases = read_phases(run_dir / "phases.tsv")
     commands = _commands(run_dir, results, arms)
     reasons = []
     if len(results) != run["repetitions"] * len(arms):

@@ -89,7 +89,9 @@ def make_run(
         directory = run / "routers" / key
         directory.mkdir(parents=True)
         (directory / "metrics.json").write_text(json.dumps(document))
-    (run / "phases.json").write_text(json.dumps({"images": 12.0, "qualification": 4.5}))
+    (run / "phases.tsv").write_text(
+        "images\t12.0\nqualification\t4.5\nattempt\t2.0\nattempt\t3.5\nbad line\n"
+    )
     return run
 
 
@@ -125,6 +127,7 @@ class TestReport:
         assert 50 == report["usage"]["deltas"]["output_tokens"]
         assert report["correctness"]["mcnemar"] is None  # one repetition: no test
         assert report["usage"]["bootstrap"] is None
+        assert {"images": 12.0, "qualification": 4.5, "attempt": 5.5} == report["phases"]
 
     def test_negative_savings_stay_negative(self, one_pair: Path) -> None:
         """A negative savings figure is reported as negative, in both forms."""

@@ -1,0 +1,141 @@
+"""hpbench report build over a run directory with real captures from the capture writer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpbench.capture.models import Protocol, RouterMode
+from hpbench.capture.synthetic import codex_streams, write_snapshot, write_synthetic_capture
+from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode) -> None:
+    router = run / "routers" / f"{repetition}-{arm}"
+    snapshot = write_synthetic_capture(
+        router / "capture", mode=mode, protocol=Protocol.NATIVE, exchanges=12, seed=repetition
+    )
+    write_snapshot(snapshot, router / "metrics.json")
+    attempt = run / "attempts" / f"{repetition}-{arm}"
+    streams = codex_streams(snapshot, attempt / "streams")
+    events = [json.loads(line) for line in streams[0].read_text().splitlines()]
+    for event in events:  # a real agent message carries its text
+        if event.get("item", {}).get("type") == "agent_message":
+            event["item"]["text"] = "Done."
+    (attempt / "codex.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    shutil.rmtree(attempt / "streams")
+    (attempt / "codex.exit").write_text("0\n")
+    (attempt / "changed-paths.z").write_bytes(b"kv/rangestream.go\0")
+    (attempt / "diff.patch").write_text("diff\n")
+    (attempt / "grader").mkdir()
+    (attempt / "grader" / "grader.exit").write_text("0\n")
+    (attempt / "grader" / "grader.stdout").write_text(
+        json.dumps({"Action": "pass", "Package": "p", "Test": "TestA"}) + "\n"
+    )
+    identity = AttemptIdentity(
+        run_id="r",
+        task_id="kv-rangestream",
+        task_fingerprint="sha256:x",
+        arm=arm,
+        repetition=repetition,
+        pair_order=order,
+        model="gpt-6-astra",
+        effort="medium",
+        instructions_artifact=f"instructions/{arm}.md",
+        instructions_sha256="0" * 64,
+    )
+    write_result(attempt, build_result(attempt, identity, ("kv/rangestream.go",), "/workspace"))
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    settings = {
+        "mode": "paired",
+        "task": "kv-rangestream",
+        "fingerprint": "sha256:x",
+        "model": "gpt-6-astra",
+        "effort": "medium",
+        "repetitions": 2,
+        "arms": ["control", "hpatch"],
+        "offline_demo": True,
+        "provider": "replay",
+        "codex_version": "0.169.0",
+    }
+    (run / "run.json").write_text(json.dumps(settings))
+    _attempt(run, 1, "control", 1, RouterMode.PASSTHROUGH)
+    _attempt(run, 1, "hpatch", 2, RouterMode.HPATCH)
+    _attempt(run, 2, "hpatch", 1, RouterMode.HPATCH)
+    _attempt(run, 2, "control", 2, RouterMode.PASSTHROUGH)
+    merge_results(run)
+    return run
+
+
+def build(run: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hpbench", "report", "build", str(run)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO_ROOT,
+    )
+
+
+class TestReportBuild:
+    def test_valid_run(self, run_dir: Path) -> None:
+        """Valid captures and passing attempts: exit 0, both files written with statistics."""
+        result = build(run_dir)
+        assert 0 == result.returncode, result.stdout + result.stderr
+        report = json.loads((run_dir / "report.json").read_text())
+        assert all(verdict["valid"] for verdict in report["captures"].values())
+        assert report["usage"]["deltas"] is not None
+        summary = (run_dir / "summary.md").read_text()
+        assert "Exact McNemar" in summary
+        assert "Seeded paired bootstrap" in summary
+        for stream in run_dir.glob("attempts/*/codex.jsonl"):
+            thread = json.loads(stream.read_text().splitlines()[0])["thread_id"]
+            assert thread not in summary
+
+    def test_altered_snapshot_usage_fails(self, run_dir: Path) -> None:
+        """Changing an aggregate usage integer in a snapshot fails the report, findings kept."""
+        path = run_dir / "routers" / "2-hpatch" / "metrics.json"
+        snapshot = json.loads(path.read_text())
+        snapshot["usage"]["input_tokens"] += 1
+        path.write_text(json.dumps(snapshot))
+        result = build(run_dir)
+        assert 1 == result.returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        assert not report["captures"]["2-hpatch"]["valid"]
+        assert report["usage"]["arms"]["hpatch"] is None
+        assert "INVALID" in (run_dir / "summary.md").read_text()
+
+    def test_wrong_mode_fails(self, run_dir: Path) -> None:
+        """A control router that ran in hpatch mode is refused before it gets a label."""
+        control = run_dir / "routers" / "1-control"
+        shutil.rmtree(control)
+        snapshot = write_synthetic_capture(
+            control / "capture", mode=RouterMode.HPATCH, exchanges=12, seed=1
+        )
+        write_snapshot(snapshot, control / "metrics.json")
+        result = build(run_dir)
+        assert 1 == result.returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        assert not report["captures"]["1-control"]["valid"]
+
+    def test_missing_router_evidence(self, run_dir: Path) -> None:
+        """A router directory without its snapshot fails validation by name."""
+        (run_dir / "routers" / "1-hpatch" / "metrics.json").unlink()
+        result = build(run_dir)
+        assert 1 == result.returncode
+        findings = json.loads((run_dir / "report.json").read_text())["captures"]["1-hpatch"][
+            "findings"
+        ]
+        assert any("metrics.json" in finding for finding in findings)

@@ -7,6 +7,7 @@ limits, unbounded connection retries off), so nothing can wait for a network.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,7 @@ def arena(
     *,
     request_retries: int = 0,
     stream_retries: int = 0,
+    idle_ms: int = 10_000,
 ) -> Iterator[Arena]:
     mode, protocol = ARMS[arm]
     workspace = tmp_path / "ws"
@@ -98,7 +100,7 @@ def arena(
                 model=MODEL,
                 request_max_retries=request_retries,
                 stream_max_retries=stream_retries,
-                stream_idle_timeout_ms=10_000,
+                stream_idle_timeout_ms=idle_ms,
             )
             write_config(config, codex_home / "config.toml")
             yield Arena(provider, router, capture, codex_home, workspace)
@@ -193,3 +195,30 @@ class TestTurnStateAcrossRetries:
         assert 8 == requests["logical_requests"]  # Codex sent 8; the router retried one
         assert 9 == requests["provider_attempts"]
         assert second.usage == usage_of(metrics["threads"][0])
+
+
+class TestStall:
+    def test_stalled_stream_is_retried_not_waited_for(self, tmp_path: Path, replay_dir: Path):
+        """Codex's idle timeout ends a stall; the router records the disconnect; no hang."""
+        started = time.monotonic()
+        with arena(
+            tmp_path,
+            replay_dir / "stall-then-answer.json",
+            Arm.CONTROL,
+            stream_retries=1,
+            idle_ms=2_000,
+        ) as bench:
+            run = bench.run("Answer.")
+            provider = bench.provider_records()
+            report = bench.validate(Arm.CONTROL, [run.save(tmp_path / "codex.jsonl")])
+            exchanges = [
+                r["outcome"]
+                for r in read_jsonl(bench.capture / "records.jsonl")
+                if r["kind"] == "exchange"
+            ]
+        assert 0 == run.returncode, run.stderr[-2000:]
+        assert time.monotonic() - started < 40
+        assert ["stalled", "completed"] == [r["response"]["outcome"] for r in provider]
+        assert ["client_disconnected", "completed"] == exchanges
+        assert report.ok, [str(f) for f in report.findings]
+        assert "Answered after a stall." == run.of_type("item.completed")[-1]["item"]["text"]

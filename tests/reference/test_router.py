@@ -292,6 +292,24 @@ class TestFaults:
         assert 2 == metrics["requests"]["provider_attempts"]
 
 
+class TestThreadless:
+    def test_request_without_thread_is_relayed_and_counted_skipped(self, bench: Bench):
+        """No thread-id/session-id: relayed, but the capture says it skipped a request."""
+        connection = http.client.HTTPConnection("127.0.0.1", bench.router.port, timeout=10)
+        try:
+            connection.request(
+                "POST", "/v1/responses", body([user()]), {"content-type": "application/json"}
+            )
+            response = connection.getresponse()
+            response.read()
+        finally:
+            connection.close()
+        assert 200 == response.status
+        capture = bench.metrics()["capture"]
+        assert 1 == capture["skipped_requests"]
+        assert 0 == capture["client_records"]
+
+
 class TestSanitized:
     def test_credentials_only_upstream(self, bench: Bench):
         """The provider sees the bearer token; capture, metrics and logs never do."""

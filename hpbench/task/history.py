@@ -134,6 +134,7 @@ def build_history(task: Task, out: Path, *, check_revisions: bool = True) -> Bui
     if source.kind is not SourceKind.BUNDLED or source.base is None:
         msg = f"task {task.id}: a {source.kind.value} source is fetched, not built"
         raise HpbenchError(msg)
+    out = out.resolve()
     if out.exists() and any(out.iterdir()):
         msg = f"{out}: refusing to build into a non-empty directory"
         raise HpbenchError(msg)

@@ -85,6 +85,15 @@ class TestBuildHistory:
             build_history(load_manifest(task_copy), tmp_path / "repo")
         assert ["$.source.oracle_revision"] == [f.field for f in caught.value.findings]
 
+    def test_relative_output_path(
+        self, tasks_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--out relative to the working directory builds there, not one level deeper."""
+        monkeypatch.chdir(tmp_path)
+        built = build_history(load_manifest(tasks_dir / "kv-rangestream"), Path("repo"))
+        assert tmp_path / "repo" == built.repository
+        assert (tmp_path / "repo" / ".git").is_dir()
+
     def test_refuses_non_empty_output(self, tasks_dir: Path, tmp_path: Path) -> None:
         """An existing, non-empty directory is never built into."""
         out = tmp_path / "repo"

@@ -1,0 +1,128 @@
+"""Replay scripts: the format is strict, and every shipped script loads."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpbench.errors import ContractError
+from hpbench.reference.provider import render_step
+from hpbench.reference.script import FaultKind, ItemType, load_script, parse_script
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted(
+    [*(ROOT / "tests" / "data" / "replay").glob("*.json"), *ROOT.glob("tasks/*/replay/*.json")]
+)
+
+VALID: dict[str, Any] = {
+    "schema_version": 1,
+    "name": "t",
+    "steps": [
+        {"output": [{"type": "exec_command", "cmd": "ls", "workdir": "/w"}]},
+        {"output": [{"type": "message", "text": "done"}], "faults": [{"kind": "drop"}]},
+    ],
+}
+
+
+def fields(error: ContractError) -> set[str | None]:
+    return {finding.field for finding in error.findings}
+
+
+def changed(path: list[str | int], value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(VALID)
+    target: Any = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return data
+
+
+class TestParse:
+    def test_valid(self):
+        """A valid script structures into typed steps with default fault fields."""
+        script = parse_script(VALID)
+        assert ItemType.EXEC_COMMAND == script.steps[0].output[0].type
+        fault = script.steps[1].faults[0]
+        assert (FaultKind.DROP, 1) == (fault.kind, fault.after_events)
+        assert script.turn_state
+
+    @pytest.mark.parametrize(
+        ("path", "value", "field"),
+        [
+            (["schema_version"], 2, "$.schema_version"),
+            (["steps"], [], "$.steps"),
+            (["steps", 0, "output"], [], "$.steps[0].output"),
+            (["steps", 0, "output", 0, "type"], "shell", "$.steps[0].output[0].type"),
+            (["steps", 0, "output", 0, "patch"], "x", "$.steps[0].output[0]"),
+            (["steps", 1, "faults", 0, "kind"], "http_418", "$.steps[1].faults[0].kind"),
+            (["steps", 1, "faults", 0, "seconds"], -1, "$.steps[1].faults[0]"),
+            (["steps", 1, "surprise"], True, "$.steps[1]"),
+        ],
+    )
+    def test_refused(self, path: list[str | int], value: Any, field: str):
+        """Each mistake is a finding at its field."""
+        with pytest.raises(ContractError) as caught:
+            parse_script(changed(path, value))
+        assert any(f is not None and f.startswith(field) for f in fields(caught.value))
+
+    def test_two_tool_calls_in_one_step_refused(self):
+        """Codex would run them concurrently; a script may not ask for that."""
+        data = changed(
+            ["steps", 0, "output"],
+            [{"type": "exec_command", "cmd": "a"}, {"type": "apply_patch", "patch": "p"}],
+        )
+        with pytest.raises(ContractError, match="at most one tool call"):
+            parse_script(data)
+
+    def test_missing_required_field(self):
+        """An item without its required field names it."""
+        with pytest.raises(ContractError, match="apply_patch needs patch"):
+            parse_script(changed(["steps", 0, "output"], [{"type": "apply_patch"}]))
+
+    def test_function_call_arguments_must_be_json(self):
+        """function_call arguments are JSON text, as on the wire."""
+        bad = [{"type": "function_call", "name": "f", "arguments": "{nope"}]
+        with pytest.raises(ContractError, match="JSON text"):
+            parse_script(changed(["steps", 0, "output"], bad))
+
+    def test_not_json(self, tmp_path: Path):
+        """A file that is not JSON is a finding, not a traceback."""
+        path = tmp_path / "s.json"
+        path.write_text("{")
+        with pytest.raises(ContractError, match="not JSON"):
+            load_script(path)
+
+
+class TestRender:
+    def test_wire_items(self):
+        """exec_command is a function_call; apply_patch a custom_tool_call; ids name the step."""
+        script = parse_script(
+            changed(
+                ["steps", 0, "output"],
+                [
+                    {"type": "reasoning", "text": "r"},
+                    {"type": "apply_patch", "patch": "*** Begin Patch\n*** End Patch"},
+                ],
+            )
+        )
+        reasoning, patch = render_step(script.steps[0], 0)
+        assert {"type": "summary_text", "text": "r"} == reasoning["summary"][0]
+        assert ("custom_tool_call", "apply_patch", "call_0_1") == (
+            patch["type"],
+            patch["name"],
+            patch["call_id"],
+        )
+        (call,) = render_step(parse_script(VALID).steps[0], 3)
+        assert "function_call" == call["type"]
+        assert {"cmd": "ls", "workdir": "/w"} == json.loads(call["arguments"])
+        assert "fc_3_0" == call["id"]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_shipped_scripts_load(path: Path):
+    """Every script in tests/data/replay and tasks/*/replay is valid."""
+    assert load_script(path).steps

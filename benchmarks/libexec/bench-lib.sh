@@ -36,3 +36,52 @@ make_run_dir() {
   chmod 0700 "${run_dir}"
   printf '%s\n' "${run_dir}"
 }
+
+# --- Compose (container platform) ---
+
+# The topology file, and the images every topology and the grader use.
+COMPOSE_FILE="${COMPOSE_FILE:-${BENCH_ROOT}/compose.yaml}"
+HPBENCH_IMAGE_TAG="${HPBENCH_IMAGE_TAG:-local}"
+export COMPOSE_FILE HPBENCH_IMAGE_TAG
+
+# A Compose project name of its own for one run (and repetition): hpbench-<run>[-<suffix>].
+compose_project_name() {
+  local run_dir="$1" suffix="${2:-}"
+  local name
+  name="hpbench-$(basename "${run_dir}")${suffix:+-${suffix}}"
+  name="$(printf '%s' "${name}" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_-' '-')"
+  printf '%s\n' "${name}"
+}
+
+# Extra `-f FILE` arguments, one a line, from BENCH_COMPOSE_OVERRIDES (colon-separated).
+# Tests use it to inject faults (an agent on the wrong network, say); runs leave it empty.
+compose_override_args() {
+  local file
+  local -a files
+  IFS=':' read -r -a files <<<"${BENCH_COMPOSE_OVERRIDES:-}"
+  for file in "${files[@]}"; do
+    [[ -n "${file}" ]] || continue
+    [[ -f "${file}" ]] || abort "BENCH_COMPOSE_OVERRIDES names ${file}, which does not exist"
+    printf '%s\n%s\n' -f "${file}"
+  done
+}
+
+# Placeholders for the per-run variables compose.yaml requires, for commands
+# that only build or inspect (never for `up`, which must get real paths).
+compose_placeholders() {
+  local var
+  for var in HPBENCH_CONTROL_WORKSPACE HPBENCH_HPATCH_WORKSPACE HPBENCH_GOMODCACHE \
+    HPBENCH_CONTROL_CODEX_CONFIG HPBENCH_HPATCH_CODEX_CONFIG HPBENCH_PROVIDER_SCRIPTS; do
+    if [[ -z "${!var:-}" ]]; then
+      export "${var}=/nonexistent"
+    fi
+  done
+}
+
+# Seconds since the epoch with a fraction, and a phase record "<phase>\t<seconds>".
+now() { date +%s.%N; }
+record_phase() {
+  local file="$1" phase="$2" started="$3"
+  awk -v phase="${phase}" -v end="$(now)" -v start="${started}" \
+    'BEGIN { printf "%s\t%.1f\n", phase, end - start }' >>"${file}"
+}

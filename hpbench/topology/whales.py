@@ -16,6 +16,9 @@ PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
 NETWORK_LABEL = "com.docker.compose.network"
 _TCP_LISTEN = "0A"
+# Docker's embedded DNS resolver listens on 127.0.0.11 inside every container on a
+# user-defined network; it belongs to the engine, not to the process in the container.
+_ENGINE_DNS = "0B00007F:"
 
 
 def _published(container: Container) -> tuple[str, ...]:
@@ -40,11 +43,19 @@ def _mounts(container: Container) -> tuple[str, ...]:
 
 
 def count_listeners(proc_net: str) -> int:
-    """Listening TCP sockets in the text of ``/proc/net/tcp`` and ``/proc/net/tcp6``."""
+    """Listening TCP sockets in ``/proc/net/tcp`` and ``/proc/net/tcp6`` text.
+
+    The engine's embedded DNS listener (127.0.0.11) is not counted.
+    """
     count = 0
     for line in proc_net.splitlines():
         fields = line.split()
-        if len(fields) > 3 and fields[0].endswith(":") and fields[3] == _TCP_LISTEN:
+        if (
+            len(fields) > 3
+            and fields[0].endswith(":")
+            and fields[3] == _TCP_LISTEN
+            and not fields[1].startswith(_ENGINE_DNS)
+        ):
             count += 1
     return count
 

@@ -53,6 +53,7 @@ from hpbench._jsonio import canonical_json
 from hpbench._logging import configure
 from hpbench.capture import (
     AttemptOutcome,
+    CaptureErrorCategory,
     CaptureWriter,
     ExchangeCapture,
     ExchangeOutcome,
@@ -185,6 +186,14 @@ class Router:
                     self._record_attempt(capture, request, attempt)
                 if done:
                     break
+        except (ConnectionError, OSError):
+            exchange.outcome = ExchangeOutcome.CLIENT_DISCONNECTED
+            raise
+        except Exception:
+            # A router fault, not a provider or client one: the capture must say so.
+            if capture is not None:
+                self.capture.record_error(CaptureErrorCategory.INTERNAL, exchange=capture.exchange)
+            raise
         finally:
             self._finish(capture, exchange)
             log.info(
@@ -316,7 +325,9 @@ class Router:
         broken = False
         terminal_sent = False
         try:
-            await _guard(watcher, sender.start(response.status, response.headers.end_to_end()))
+            await _guard(
+                watcher, _to_client(sender.start(response.status, response.headers.end_to_end()))
+            )
             exchange.client_status = response.status
             chunks = upstream.body().__aiter__()
             while True:
@@ -328,10 +339,10 @@ class Router:
                 if is_stream:
                     for event in decoder.feed(data):
                         attempt.stream.add(event)
-                await _guard(watcher, sender.send(data))
+                await _guard(watcher, _to_client(sender.send(data)))
                 exchange.client_stream_bytes += len(data)
                 terminal_sent = attempt.stream.terminal is not None
-            await _guard(watcher, sender.finish())
+            await _guard(watcher, _to_client(sender.finish()))
         except _ClientGoneError:
             # Codex closes the connection as soon as it has the terminal event; only a
             # client that leaves before that event has disconnected from the exchange.
@@ -368,6 +379,14 @@ async def _guard(watcher: asyncio.Future[None], operation: Any) -> Any:
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task
     raise _ClientGoneError
+
+
+async def _to_client(operation: Any) -> None:
+    """A write to the client; a broken client connection means the client left."""
+    try:
+        await operation
+    except (ConnectionError, OSError) as exc:
+        raise _ClientGoneError from exc
 
 
 def _attempt_outcome(attempt: _Attempt, *, broken: bool) -> AttemptOutcome:
@@ -412,6 +431,8 @@ async def serve_connection(
         log.warning("bad client request", error=str(exc))
     except (ConnectionError, OSError):
         pass
+    except Exception:
+        log.exception("internal error; connection closed")
     finally:
         if not writer.is_closing():
             await _http.close_writer(writer)

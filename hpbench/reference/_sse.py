@@ -28,7 +28,7 @@ class EventDecoder:
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """The events completed by ``data``."""
-        self._buffer += data.replace(b"\r\n", b"\n")
+        self._buffer += data.replace(b"\r", b"")  # JSON payloads never hold a raw CR
         events: list[dict[str, Any]] = []
         while b"\n\n" in self._buffer:
             block, self._buffer = self._buffer.split(b"\n\n", 1)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console, print_fields
 from hpbench.errors import HpbenchError
@@ -21,6 +23,8 @@ from hpbench.instructions import (
     write_instructions,
     write_stock,
 )
+from hpbench.instructions.delivery import prove_delivery
+from hpbench.instructions.stock import bundled_stock
 
 
 def register(commands: Any) -> None:
@@ -55,6 +59,27 @@ def register(commands: Any) -> None:
     add_json_flag(derive_parser)
     derive_parser.set_defaults(handler=derive_command)
 
+    bundled = sub.add_parser(
+        "bundled",
+        help="keep the stock text the pinned CLI embeds for a model (codex debug models --bundled)",
+    )
+    bundled.add_argument("catalog", type=Path, metavar="MODELS_JSON")
+    bundled.add_argument("--codex-version", required=True)
+    bundled.add_argument("--model", required=True)
+    bundled.add_argument("--out", type=Path, required=True, metavar="DIR")
+    add_json_flag(bundled)
+    bundled.set_defaults(handler=bundled_command)
+
+    records = sub.add_parser(
+        "check-records",
+        help="prove from the scripted provider's records that an arm received exactly its file",
+    )
+    records.add_argument("records", type=Path, metavar="PROVIDER_JSONL")
+    records.add_argument("--script", required=True, help="the arm's script name (control, hpatch)")
+    records.add_argument("--expected", type=Path, required=True, metavar="FILE")
+    add_json_flag(records)
+    records.set_defaults(handler=check_records_command)
+
     check = sub.add_parser(
         "check-delivery",
         help="prove a recorded request carried exactly an instructions file",
@@ -75,6 +100,36 @@ def extract_command(args: argparse.Namespace) -> int:
     else:
         print_fields([(key, str(value)) for key, value in summary.items()])
     return EXIT_OK
+
+
+def bundled_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions bundled``."""
+    stock = bundled_stock(args.catalog, args.codex_version, args.model)
+    write_stock(stock, args.out, source=f"{args.catalog} (bundled catalog)")
+    summary = {"sha256": stock.sha256, "codex_version": stock.codex_version, "model": stock.model}
+    if args.json:
+        print_json(summary)
+    else:
+        print_fields([(key, str(value)) for key, value in summary.items()])
+    return EXIT_OK
+
+
+def check_records_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions check-records``: exit 1 unless every request carried the file."""
+    proof = prove_delivery(args.records, args.script, args.expected)
+    document = {"ok": proof.ok, **attrs.asdict(proof), "expected": str(args.expected)}
+    if args.json:
+        print_json(document)
+    else:
+        print_fields(
+            [
+                ("script", proof.script),
+                ("requests", str(proof.requests)),
+                ("carrying the file", str(proof.matching)),
+                ("verdict", "delivered" if proof.ok else "NOT delivered"),
+            ]
+        )
+    return EXIT_OK if proof.ok else EXIT_FINDINGS
 
 
 def derive_command(args: argparse.Namespace) -> int:

@@ -164,3 +164,8 @@ def delivered_matches(sent: str, instructions_file: Path) -> bool:
     """
     text = instructions_file.read_text(encoding="utf-8")
     return sent == text.removesuffix("\n")
+
+
+def delivered_digest(instructions_file: Path) -> str:
+    """SHA-256 of what Codex sends for ``instructions_file``: its text minus a trailing newline."""
+    return sha256_text(instructions_file.read_text(encoding="utf-8").removesuffix("\n"))

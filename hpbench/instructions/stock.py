@@ -151,3 +151,39 @@ def read_stock(directory: Path) -> StockInstructions:
     if findings:
         raise ContractError(f"{directory}: stock artifact is not intact", findings)
     return StockInstructions(text, meta.codex_version, meta.model)
+
+
+def bundled_stock(catalog_path: Path, codex_version: str, model: str) -> StockInstructions:
+    """The stock text the pinned CLI embeds for ``model`` (``codex debug models --bundled``).
+
+    The CLI sends exactly this text as its first developer message for slugs
+    whose instructions do not depend on configuration (gpt-6-astra is one); the
+    provider's request records prove it per request (``check-records``).
+
+    Raises:
+        ContractError: unreadable catalog, no such model, or no instructions.
+    """
+    source = str(catalog_path)
+    try:
+        catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        finding = Finding("stock.catalog", f"not a model catalog: {exc}", source)
+        raise ContractError(f"{source}: cannot read", [finding]) from None
+    models = catalog.get("models") if isinstance(catalog, dict) else None
+    if not isinstance(models, list):
+        finding = Finding("stock.catalog", "no models list", source, "$.models")
+        raise ContractError(f"{source}: not a model catalog", [finding])
+    for index, entry in enumerate(models):
+        if isinstance(entry, dict) and entry.get("slug") == model:
+            text = entry.get("base_instructions")
+            if not isinstance(text, str) or not text:
+                finding = Finding(
+                    "stock.catalog",
+                    f"model {model!r} has no base_instructions",
+                    source,
+                    f"$.models[{index}].base_instructions",
+                )
+                raise ContractError(f"{source}: no stock text", [finding])
+            return StockInstructions(text, codex_version, model)
+    finding = Finding("stock.model", f"the catalog has no model {model!r}", source, "$.models")
+    raise ContractError(f"{source}: no stock text", [finding])

@@ -79,6 +79,7 @@ def arena(
     request_retries: int = 0,
     stream_retries: int = 0,
     idle_ms: int = 10_000,
+    model: str = MODEL,
 ) -> Iterator[Arena]:
     mode, protocol = ARMS[arm]
     workspace = tmp_path / "ws"
@@ -97,7 +98,7 @@ def arena(
             config = CodexConfig(
                 arm=arm,
                 router_url=f"{router.url}/v1",
-                model=MODEL,
+                model=model,
                 request_max_retries=request_retries,
                 stream_max_retries=stream_retries,
                 stream_idle_timeout_ms=idle_ms,
@@ -119,10 +120,23 @@ def usage_of(thread: dict[str, Any]) -> dict[str, Any]:
 
 
 class TestOneExecPerArm:
-    @pytest.mark.parametrize("arm", list(ARMS), ids=lambda arm: arm.value)
-    def test_router_captures_the_exec(self, tmp_path: Path, replay_dir: Path, arm: Arm):
-        """A short codex exec edits through the router; the router captured every request."""
-        with arena(tmp_path, replay_dir / "edit-and-check.json", arm) as bench:
+    @pytest.mark.parametrize(
+        ("arm", "model"),
+        [
+            (Arm.CONTROL, "gpt-6-astra"),
+            (Arm.HPATCH, "gpt-6-astra"),
+            (Arm.CONTROL, "gpt-5.5"),
+        ],
+        ids=["control-astra", "hpatch-astra", "control-gpt-5.5"],
+    )
+    def test_router_captures_the_exec(self, tmp_path: Path, replay_dir: Path, arm: Arm, model: str):
+        """A short codex exec edits through the router; the router captured every request.
+
+        gpt-6-astra (the default preset, code mode) and gpt-5.5 (top-level tools) send
+        differently shaped requests; both are answered from the same script.
+        """
+        script = replay_dir / "edit-and-check.json"
+        with arena(tmp_path, script, arm, model=model) as bench:
             run = bench.run("Greet the world in hello.txt.")
             metrics = bench.metrics()
             provider = bench.provider_records()
@@ -146,6 +160,7 @@ class TestOneExecPerArm:
             r["turn_state"]["status"] for r in provider
         ]
         assert {"bearer"} == {r["headers"]["authorization"] for r in provider}
+        assert {model} == {r["request"]["model"] for r in provider}
         delivered = metrics["tools"]["client_delivered"]
         assert {("function_call", "exec_command"), ("custom_tool_call", "apply_patch")} == {
             (shape["item_type"], shape["name"]) for shape in delivered

@@ -140,6 +140,34 @@ def _grader_section(directory: Path) -> dict[str, Any]:
     }
 
 
+# What Codex 0.169 says when the provider, not the model, ended the turn: 5xx
+# bodies are replaced by the "high demand" text, 429s exhaust their retries,
+# and transport failures surface as disconnects or send errors.
+PROVIDER_FAILURE_MARKERS = (
+    "currently experiencing high demand",
+    "exceeded retry limit",
+    "stream disconnected before completion",
+    "error sending request",
+    "connection refused",
+    "unexpected status 5",
+)
+
+
+def provider_failure(terminal_error: str | None) -> str | None:
+    """The provider failure a Codex terminal error names, or None for any other error.
+
+    Read-only and post hoc: it classifies what Codex reported, so a provider
+    outage voids the pair instead of being scored as a model loss.
+    """
+    if terminal_error is None:
+        return None
+    lowered = terminal_error.lower()
+    for marker in PROVIDER_FAILURE_MARKERS:
+        if marker in lowered:
+            return f"provider failure: {terminal_error.strip()[:300]}"
+    return None
+
+
 def decide(
     *,
     infrastructure_error: str | None,
@@ -177,6 +205,8 @@ def build_result(
         else None
     )
     codex = _codex_section(directory, workspace_root)
+    if infrastructure_error is None and codex["exit_code"] != 0 and not codex["timed_out"]:
+        infrastructure_error = provider_failure(codex["terminal_error"])
     changed = _changed_paths(directory / "changed-paths.z")
     unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
     grader = _grader_section(directory)

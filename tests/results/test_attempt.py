@@ -191,6 +191,34 @@ class TestPassDecision:
             result["infrastructure_error"],
         )
 
+    def test_provider_failure_is_infrastructure(self, tmp_path: Path) -> None:
+        """Codex failing because the provider kept answering 500 is an infrastructure failure."""
+        failing = [
+            *GOOD_JSONL[:2],
+            {"type": "error", "message": "Reconnecting... 1/2"},
+            {
+                "type": "turn.failed",
+                "error": {
+                    "message": "We\u2019re currently experiencing high demand, which may cause errors."
+                },
+            },
+        ]
+        result = result_of(make_attempt(tmp_path / "a", exit_code=1, jsonl=failing))
+        assert "infrastructure" == result["failure_class"]
+        assert str(result["infrastructure_error"]).startswith("provider failure:")
+
+    def test_model_error_is_not_infrastructure(self, tmp_path: Path) -> None:
+        """Any other terminal error stays a Codex failure."""
+        failing = [
+            *GOOD_JSONL[:2],
+            {
+                "type": "turn.failed",
+                "error": {"message": "Incomplete response returned, reason: max_output_tokens"},
+            },
+        ]
+        result = result_of(make_attempt(tmp_path / "a", exit_code=1, jsonl=failing))
+        assert "codex-failed" == result["failure_class"]
+
     def test_result_file_is_private(self, tmp_path: Path) -> None:
         """result.json is written with mode 0600."""
         directory = make_attempt(tmp_path / "a")

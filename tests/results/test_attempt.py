@@ -199,7 +199,7 @@ class TestPassDecision:
             {
                 "type": "turn.failed",
                 "error": {
-                    "message": "We\u2019re currently experiencing high demand, which may cause errors."
+                    "message": "We\u2019re currently experiencing high demand, please retry."
                 },
             },
         ]

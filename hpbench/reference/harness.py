@@ -188,10 +188,14 @@ def codex_exec(
     key_value: str = "offline-test-key",
     timeout: float = 120.0,
     codex: str | None = None,
+    wrapper: Sequence[str] = (),
 ) -> CodexRun:
-    """Run ``codex exec --json`` (or ``codex exec resume``) against the config in ``codex_home``."""
+    """Run ``codex exec --json`` (or ``codex exec resume``) against the config in ``codex_home``.
+
+    ``wrapper`` goes in front of the command (e.g. ``strace -f -o FILE``).
+    """
     binary = codex or os.environ.get("HPBENCH_CODEX_BIN", "codex")
-    command = [binary, "exec", "--json", "--skip-git-repo-check", "--strict-config"]
+    command = [*wrapper, binary, "exec", "--json", "--skip-git-repo-check", "--strict-config"]
     command += ["-s", "danger-full-access"]
     command += ["resume", resume, prompt] if resume is not None else [prompt]
     home = codex_home.parent / "home"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shutil
 import time
 import tomllib
 from pathlib import Path
@@ -327,6 +329,47 @@ class TestWithCodex:
         assert "warning" not in run.stderr.lower().replace("warning: proceeding", "")
         expected = hashlib.sha256(b"You are the benchmark agent. Use the workspace only.")
         assert expected.hexdigest() == records[0]["request"]["first_developer_sha256"]
+
+    def test_codex_connects_to_loopback_only(self, tmp_path: Path, replay_dir: Path):
+        """Under strace, a whole exec with the generated config connects to 127.0.0.1 only:
+        no plugin sync, no analytics, no update check, no DNS lookup."""
+        strace = shutil.which("strace")
+        if strace is None:
+            pytest.skip("strace is not installed (apt-get install strace)")
+        script = {"control": replay_dir / "edit-and-check.json"}
+        trace = tmp_path / "strace.txt"
+        with (
+            running_provider(script, tmp_path) as prov,
+            running_router(
+                f"{prov.url}/control/v1", tmp_path / "capture", log=tmp_path / "router.log"
+            ) as router,
+        ):
+            home = tmp_path / "codex-home"
+            config = CodexConfig(
+                arm=Arm.CONTROL,
+                router_url=f"{router.url}/v1",
+                request_max_retries=0,
+                stream_max_retries=0,
+                stream_idle_timeout_ms=10_000,
+            )
+            write_config(config, home / "config.toml")
+            workspace = tmp_path / "ws"
+            workspace.mkdir()
+            (workspace / "hello.txt").write_text("hello\n")
+            run = codex_exec(
+                home,
+                workspace,
+                "Greet the world.",
+                timeout=90,
+                wrapper=[strace, "-f", "-e", "trace=connect", "-o", str(trace)],
+            )
+        assert 0 == run.returncode, run.stderr[-2000:]
+        text = trace.read_text()
+        inet = [line for line in text.splitlines() if "connect(" in line and "AF_INET" in line]
+        assert inet
+        peers = set(re.findall(r'inet_(?:addr|pton)\((?:AF_INET6?, )?"([^"]+)"', "\n".join(inet)))
+        assert {"127.0.0.1"} == peers
+        assert not [line for line in inet if "htons(53)" in line]
 
     def test_unreachable_router_fails_fast(self, tmp_path: Path):
         """With unbounded connection retries off, a dead router fails the exec, no hang."""

@@ -229,6 +229,36 @@ def _commands(run_dir: Path, results: list[dict[str, Any]], arms: Sequence[str])
     return per_arm
 
 
+def _deliveries(run_dir: Path) -> dict[str, Any]:
+    """Per-attempt proofs, from the provider's records, that each arm got its instructions."""
+    proofs: dict[str, Any] = {}
+    for path in sorted((run_dir / "deliveries").glob("*.json")):
+        try:
+            document = _read_json(path)
+        except (OSError, json.JSONDecodeError):
+            document = {"ok": False, "requests": None, "matching": None}
+        proofs[path.stem] = {
+            "ok": bool(document.get("ok")),
+            "requests": document.get("requests"),
+            "matching": document.get("matching"),
+        }
+    return proofs
+
+
+def _instructions(run_dir: Path) -> dict[str, Any] | None:
+    """The retained instructions' digests (hashes.json), or None when none were derived."""
+    path = run_dir / "instructions" / "hashes.json"
+    if not path.is_file():
+        return None
+    hashes = _read_json(path)
+    return {
+        "codex_version": hashes.get("codex_version"),
+        "model": hashes.get("model"),
+        "stock_sha256": hashes.get("stock_sha256"),
+        "files": {name: info.get("sha256") for name, info in hashes.get("files", {}).items()},
+    }
+
+
 def read_phases(path: Path) -> dict[str, float]:
     """Phase elapsed times the shell recorded as ``<phase>\t<seconds>`` lines.
 
@@ -258,6 +288,7 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     usage, captures = _usage(run_dir, arms, check, voided)
     phases = read_phases(run_dir / "phases.tsv")
     commands = _commands(run_dir, results, arms)
+    deliveries = _deliveries(run_dir)
     reasons = []
     if len(results) != run["repetitions"] * len(arms):
         reasons.append(
@@ -273,6 +304,9 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     missing = sorted(expected_captures - set(captures))
     if missing:
         reasons.append(f"no router evidence for {', '.join(missing)}")
+    undelivered = sorted(key for key, proof in deliveries.items() if not proof["ok"])
+    if undelivered:
+        reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
     loops = sum(a["same_path_loops"] for a in commands.values())
     if loops and run.get("enforce_no_edit_loops", True):
         reasons.append(f"{loops} same-path structural loop(s) (BENCHMARK_ENFORCE_NO_EDIT_LOOPS)")
@@ -283,6 +317,8 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "usage": usage,
         "captures": captures,
         "commands": commands,
+        "instructions": _instructions(run_dir),
+        "deliveries": deliveries,
         "phases": phases,
         "agent_seconds": {
             arm: [r["elapsed"]["agent_seconds"] for r in results if r["arm"] == arm] for arm in arms

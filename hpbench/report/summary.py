@@ -197,6 +197,38 @@ def _commands(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _instructions(report: dict[str, Any]) -> list[str]:
+    lines = ["## Instructions", ""]
+    hashes = report.get("instructions")
+    if hashes is None:
+        return [*lines, "No instructions were derived.", ""]
+    lines.append(
+        f"Stock base instructions of Codex {hashes['codex_version']} for {hashes['model']} "
+        f"(SHA-256 `{hashes['stock_sha256']}`); treatment diff: `instructions/treatment.diff`."
+    )
+    lines.append("")
+    lines += _table(
+        ("file", "SHA-256"),
+        [(name, f"`{digest}`") for name, digest in sorted(hashes["files"].items())],
+    )
+    deliveries = report.get("deliveries") or {}
+    if deliveries:
+        lines += ["", "Delivery, from the scripted provider's own request records:", ""]
+        lines += _table(
+            ("attempt", "requests", "carrying the arm's file", "proven"),
+            [
+                (
+                    key,
+                    _number(proof["requests"]),
+                    _number(proof["matching"]),
+                    "yes" if proof["ok"] else "NO",
+                )
+                for key, proof in sorted(deliveries.items())
+            ],
+        )
+    return [*lines, ""]
+
+
 def _phases(report: dict[str, Any]) -> list[str]:
     lines = ["## Time", ""]
     rows = [(name, _number(seconds)) for name, seconds in report["phases"].items()]
@@ -227,6 +259,7 @@ def render_summary(report: dict[str, Any]) -> str:
         _usage(report),
         _captures(report),
         _commands(report),
+        _instructions(report),
         _phases(report),
     ]
     return "\n".join(line for section in sections for line in section).rstrip("\n") + "\n"

@@ -167,6 +167,20 @@ class TestReport:
         assert "1 of 2 scheduled attempts have results" in reasons
         assert "1 attempt(s) did not pass" in reasons
 
+    def test_undelivered_instructions_fail(self, one_pair: Path) -> None:
+        """A provider record proving an arm got other instructions fails the report."""
+        deliveries = one_pair / "deliveries"
+        deliveries.mkdir()
+        (deliveries / "1-control.json").write_text(
+            json.dumps({"ok": True, "requests": 6, "matching": 6})
+        )
+        (deliveries / "1-hpatch.json").write_text(
+            json.dumps({"ok": False, "requests": 5, "matching": 4})
+        )
+        report = build_report(one_pair, always_valid)
+        assert "instructions not proven delivered for 1-hpatch" in report["outcome"]["reasons"]
+        assert "| 1-hpatch | 5 | 4 | NO |" in render_summary(report)
+
     def test_statistics_with_repetitions(self, tmp_path: Path) -> None:
         """Two or more repetitions give McNemar and bootstrap intervals; voided pairs drop out."""
         attempts = [

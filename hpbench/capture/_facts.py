@@ -20,9 +20,11 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import operator
 import re
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import attrs
@@ -318,108 +320,233 @@ def _shape_list(raw: str) -> tuple[Shape, ...]:
     return _shapes(json.loads(raw))
 
 
-def _comparison_at(g: tuple[Any, ...], i: int) -> ComparisonFacts:
-    # Leaves in sorted order: client_bytes, client_tokens, provider_bytes, provider_tokens,
-    # savings_bytes, savings_tokens.
-    return (
-        int(g[i]),
-        int(g[i + 2]),
-        int(g[i + 4]),
-        _opt_int(g[i + 1]),
-        _opt_int(g[i + 3]),
-        _opt_int(g[i + 5]),
-    )
-
-
 _CLIENT_RE, _CLIENT = canonical_pattern(models.ClientRecord)
 _PROVIDER_RE, _PROVIDER = canonical_pattern(models.ProviderRecord)
 _EXCHANGE_RE, _EXCHANGE = canonical_pattern(models.ExchangeRecord)
 _ERROR_RE, _ERROR = canonical_pattern(models.ErrorRecord)
 
 
-def _client(g: tuple[Any, ...], i: dict[str, int] = _CLIENT) -> ClientFacts:
-    return ClientFacts(
-        int(g[i["seq"]]),
-        int(g[i["exchange"]]),
-        g[i["mode"]],
-        g[i["protocol"]],
-        g[i["complete"]] == "true",
-        _text(g[i["thread.thread_id"]]),
-        _text(g[i["thread.root_thread_id"]]),
-        _opt_text(g[i["thread.parent_thread_id"]]),
-        g[i["thread.role"]],
-        int(g[i["request_bytes"]]),
-        _opt_int(g[i["request_tokens"]]),
-        g[i["turn_state_sent"]] == "true",
+def _getter(index: dict[str, int], *paths: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    # One C-level call picks the groups a builder needs, in the order it needs them.
+    return operator.itemgetter(*(index[path] for path in paths))
+
+
+_new = tuple.__new__  # builds a named tuple without its Python-level __new__
+
+_C_INT = _getter(_CLIENT, "seq", "exchange", "request_bytes")
+_C_RAW = _getter(
+    _CLIENT,
+    "mode",
+    "protocol",
+    "complete",
+    "thread.thread_id",
+    "thread.root_thread_id",
+    "thread.parent_thread_id",
+    "thread.role",
+    "request_tokens",
+    "turn_state_sent",
+)
+
+
+def _client(g: tuple[Any, ...]) -> ClientFacts:
+    seq, exchange, request_bytes = map(int, _C_INT(g))
+    mode, protocol, complete, thread, root, parent, role, tokens, turn_state = _C_RAW(g)
+    return _new(
+        ClientFacts,
+        (
+            seq,
+            exchange,
+            mode,
+            protocol,
+            complete == "true",
+            _text(thread),
+            _text(root),
+            None if parent == "null" else _text(parent),
+            role,
+            request_bytes,
+            None if tokens == "null" else int(tokens),
+            turn_state == "true",
+        ),
     )
 
 
-def _provider(g: tuple[Any, ...], i: dict[str, int] = _PROVIDER) -> ProviderFacts:
+_P_INT = _getter(
+    _PROVIDER,
+    "seq",
+    "exchange",
+    "attempt",
+    "request_bytes",
+    "output_bytes",
+    "output_text_bytes",
+    "stream_bytes",
+)
+_P_RAW = _getter(
+    _PROVIDER,
+    "mode",
+    "protocol",
+    "complete",
+    "request_model",
+    "request_tokens",
+    "turn_state_forwarded",
+    "http_status",
+    "outcome",
+    "usage_state",
+    "usage",
+    "response_model",
+    "header_model",
+    "emitted_tools",
+    "delivered",
+)
+_P_USAGE = _getter(
+    _PROVIDER,
+    "usage.input_tokens",
+    "usage.cached_input_tokens",
+    "usage.cached_input_state",
+    "usage.cache_write_input_tokens",
+    "usage.output_tokens",
+    "usage.reasoning_tokens",
+)
+
+
+def _provider(g: tuple[Any, ...]) -> ProviderFacts:
+    seq, exchange, attempt, request_bytes, output_bytes, text_bytes, stream_bytes = map(
+        int, _P_INT(g)
+    )
+    (
+        mode,
+        protocol,
+        complete,
+        request_model,
+        tokens,
+        forwarded,
+        status,
+        outcome,
+        usage_state,
+        usage_raw,
+        response_model,
+        header_model,
+        tools,
+        delivered,
+    ) = _P_RAW(g)
     usage: UsageFacts | None = None
-    if g[i["usage"]] != "null":
+    if usage_raw != "null":
+        input_tokens, cached, state, write, output, reasoning = _P_USAGE(g)
         usage = (
-            int(g[i["usage.input_tokens"]]),
-            _opt_int(g[i["usage.cached_input_tokens"]]),
-            g[i["usage.cached_input_state"]],
-            _opt_int(g[i["usage.cache_write_input_tokens"]]),
-            int(g[i["usage.output_tokens"]]),
-            _opt_int(g[i["usage.reasoning_tokens"]]),
+            int(input_tokens),
+            None if cached == "null" else int(cached),
+            state,
+            None if write == "null" else int(write),
+            int(output),
+            None if reasoning == "null" else int(reasoning),
         )
-    return ProviderFacts(
-        int(g[i["seq"]]),
-        int(g[i["exchange"]]),
-        int(g[i["attempt"]]),
-        g[i["mode"]],
-        g[i["protocol"]],
-        g[i["complete"]] == "true",
-        _opt_text(g[i["request_model"]]),
-        int(g[i["request_bytes"]]),
-        _opt_int(g[i["request_tokens"]]),
-        g[i["turn_state_forwarded"]] == "true",
-        _opt_int(g[i["http_status"]]),
-        g[i["outcome"]],
-        g[i["usage_state"]],
-        usage,
-        _opt_text(g[i["response_model"]]),
-        _opt_text(g[i["header_model"]]),
-        _shape_list(g[i["emitted_tools"]]),
-        int(g[i["output_bytes"]]),
-        int(g[i["output_text_bytes"]]),
-        int(g[i["stream_bytes"]]),
-        g[i["delivered"]] == "true",
+    return _new(
+        ProviderFacts,
+        (
+            seq,
+            exchange,
+            attempt,
+            mode,
+            protocol,
+            complete == "true",
+            None if request_model == "null" else _text(request_model),
+            request_bytes,
+            None if tokens == "null" else int(tokens),
+            forwarded == "true",
+            None if status == "null" else int(status),
+            outcome,
+            usage_state,
+            usage,
+            None if response_model == "null" else _text(response_model),
+            None if header_model == "null" else _text(header_model),
+            _shape_list(tools),
+            output_bytes,
+            text_bytes,
+            stream_bytes,
+            delivered == "true",
+        ),
     )
 
 
-def _exchange(g: tuple[Any, ...], i: dict[str, int] = _EXCHANGE) -> ExchangeFacts:
-    return ExchangeFacts(
-        int(g[i["seq"]]),
-        int(g[i["exchange"]]),
-        g[i["mode"]],
-        g[i["protocol"]],
-        g[i["complete"]] == "true",
-        _text(g[i["thread_id"]]),
-        int(g[i["attempts"]]),
-        _opt_int(g[i["delivered_attempt"]]),
-        g[i["outcome"]],
-        _opt_int(g[i["client_status"]]),
-        _comparison_at(g, i["request.client_bytes"]),
-        _comparison_at(g, i["output.client_bytes"]),
-        _comparison_at(g, i["output_text.client_bytes"]),
+_X_INT = _getter(
+    _EXCHANGE,
+    "seq",
+    "exchange",
+    "attempts",
+    "request.client_bytes",
+    "request.provider_bytes",
+    "request.savings_bytes",
+    "output.client_bytes",
+    "output.provider_bytes",
+    "output.savings_bytes",
+    "output_text.client_bytes",
+    "output_text.provider_bytes",
+    "output_text.savings_bytes",
+    "transport.provider_stream_bytes",
+    "transport.client_stream_bytes",
+    "transport.router_commentary_bytes",
+    "hpatch.successes",
+    "hpatch.rejections",
+    "hpatch.corrections",
+    "hpatch.unmatched",
+    "hpatch.diagnostics",
+    "hpatch.carrier_tokens",
+)
+_X_TOKENS = _getter(
+    _EXCHANGE,
+    "request.client_tokens",
+    "request.provider_tokens",
+    "request.savings_tokens",
+    "output.client_tokens",
+    "output.provider_tokens",
+    "output.savings_tokens",
+    "output_text.client_tokens",
+    "output_text.provider_tokens",
+    "output_text.savings_tokens",
+)
+_X_RAW = _getter(
+    _EXCHANGE,
+    "mode",
+    "protocol",
+    "complete",
+    "thread_id",
+    "delivered_attempt",
+    "outcome",
+    "client_status",
+    "delivered_tools",
+    "detail_dropped",
+)
+_NO_TOKENS = ("null",) * 9
+
+
+def _exchange(g: tuple[Any, ...]) -> ExchangeFacts:
+    ints = tuple(map(int, _X_INT(g)))
+    raw_tokens = _X_TOKENS(g)
+    if raw_tokens == _NO_TOKENS:
+        tokens: tuple[int | None, ...] = (None,) * 9
+    else:
+        tokens = tuple(None if t == "null" else int(t) for t in raw_tokens)
+    mode, protocol, complete, thread, delivered, outcome, status, tools, dropped = _X_RAW(g)
+    return _new(
+        ExchangeFacts,
         (
-            int(g[i["transport.provider_stream_bytes"]]),
-            int(g[i["transport.client_stream_bytes"]]),
-            int(g[i["transport.router_commentary_bytes"]]),
+            ints[0],
+            ints[1],
+            mode,
+            protocol,
+            complete == "true",
+            _text(thread),
+            ints[2],
+            None if delivered == "null" else int(delivered),
+            outcome,
+            None if status == "null" else int(status),
+            (*ints[3:6], *tokens[0:3]),
+            (*ints[6:9], *tokens[3:6]),
+            (*ints[9:12], *tokens[6:9]),
+            ints[12:15],
+            _shape_list(tools),
+            ints[15:21],
+            dropped == "true",
         ),
-        _shape_list(g[i["delivered_tools"]]),
-        (
-            int(g[i["hpatch.successes"]]),
-            int(g[i["hpatch.rejections"]]),
-            int(g[i["hpatch.corrections"]]),
-            int(g[i["hpatch.unmatched"]]),
-            int(g[i["hpatch.diagnostics"]]),
-            int(g[i["hpatch.carrier_tokens"]]),
-        ),
-        g[i["detail_dropped"]] == "true",
     )
 
 

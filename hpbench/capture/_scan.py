@@ -205,6 +205,19 @@ def _comparison_problem(name: str, value: tuple[Any, ...]) -> str | None:
     return None
 
 
+def _comparison_ok(value: tuple[Any, ...]) -> bool:
+    client, provider, savings, client_tokens, provider_tokens, savings_tokens = value
+    if savings != client - provider:
+        return False
+    if client_tokens is None:
+        return provider_tokens is None and savings_tokens is None
+    return (
+        provider_tokens is not None
+        and savings_tokens is not None
+        and savings_tokens == client_tokens - provider_tokens
+    )
+
+
 class ChunkScanner:
     """Checks the records of one chunk."""
 
@@ -221,9 +234,6 @@ class ChunkScanner:
 
     def feed(self, line_no: int, raw: bytes) -> None:
         """Check one raw line (with its newline, if it has one)."""
-        result = self.result
-        result.lines = line_no
-        result.raw_records += 1
         if not raw.endswith(b"\n"):
             self.sink.add(
                 codes.RECORD_SYNTAX,
@@ -304,29 +314,34 @@ class ChunkScanner:
     def handle(self, line: int, record: Facts) -> None:
         """Check one record's facts (sequence, binding, and its kind's rules)."""
         result = self.result
-        seq = record.seq
-        if result.next_seq is None:
+        seq = record[0]
+        expected = result.next_seq
+        if expected is None:
             result.first_seq = (seq, line)
-        elif seq != result.next_seq:
-            self._sequence(seq, result.next_seq, self.name, line)
+        elif seq != expected:
+            self._sequence(seq, expected, self.name, line)
         result.next_seq = seq + 1
-        if self.mode is not None and (record.mode != self.mode or record.protocol != self.protocol):
-            self.sink.add(
-                codes.BINDING,
-                f"record says {record.mode}/{record.protocol}, the snapshot says "
-                f"{self.mode}/{self.protocol}",
-                file=self.name,
-                line=line,
-                field="$.mode",
-            )
-        if isinstance(record, ProviderFacts):
-            self.provider(line, record)
-        elif isinstance(record, ExchangeFacts):
-            self.exchange(line, record)
-        elif isinstance(record, ClientFacts):
-            self.client(line, record)
+        cls = type(record)
+        at = 3 if cls is ProviderFacts else 2  # where mode and protocol sit
+        if self.mode is not None and (record[at] != self.mode or record[at + 1] != self.protocol):
+            self._binding(line, record[at], record[at + 1])
+        if cls is ProviderFacts:
+            self.provider(line, record)  # type: ignore[arg-type]
+        elif cls is ExchangeFacts:
+            self.exchange(line, record)  # type: ignore[arg-type]
+        elif cls is ClientFacts:
+            self.client(line, record)  # type: ignore[arg-type]
         else:
-            self.error(line, record)
+            self.error(line, record)  # type: ignore[arg-type]
+
+    def _binding(self, line: int, mode: str, protocol: str) -> None:
+        self.sink.add(
+            codes.BINDING,
+            f"record says {mode}/{protocol}, the snapshot says {self.mode}/{self.protocol}",
+            file=self.name,
+            line=line,
+            field="$.mode",
+        )
 
     def _sequence(self, seq: int, expected: int, file: str, line: int) -> None:
         what = "repeats or goes back" if seq < expected else "skips"
@@ -399,72 +414,102 @@ class ChunkScanner:
 
     def provider(self, line: int, record: ProviderFacts, *, carried: bool = False) -> None:
         """A provider record is one attempt of an open exchange."""
-        sink = self.sink
-        name = self.name
+        (
+            _,
+            exchange,
+            attempt,
+            _,
+            _,
+            complete,
+            _,
+            request_bytes,
+            request_tokens,
+            forwarded,
+            status,
+            outcome,
+            usage_state,
+            usage,
+            _,
+            _,
+            emitted,
+            output_bytes,
+            text_bytes,
+            stream_bytes,
+            delivered,
+        ) = record
         if not carried:
-            self._provider_invariants(line, record)
-            if not record.complete:
-                sink.add(
+            if (
+                (usage_state == "reported") is (usage is None)
+                or (usage is not None and (usage[2] == "explicit") is (usage[1] is None))
+                or (outcome == "connect_error") is (status is not None)
+                or (outcome == "completed" and not 200 <= (status or 0) < 300)
+                or (emitted and _shapes_ok(emitted) is not None)
+            ):
+                self._provider_invariants(line, record)
+            if not complete:
+                self.sink.add(
                     codes.INCOMPLETE,
-                    f"provider record {record.exchange}/{record.attempt} is marked incomplete",
-                    file=name,
+                    f"provider record {exchange}/{attempt} is marked incomplete",
+                    file=self.name,
                     line=line,
                     field="$.complete",
                 )
-        state = self.open.get(record.exchange)
+        state = self.open.get(exchange)
         if state is None:
             self.not_open(line, record)
             return
-        attempt = record.attempt
         if attempt != state.next_attempt:
-            if attempt < state.next_attempt:
-                sink.add(
-                    codes.ATTEMPT_DUPLICATE,
-                    f"attempt {attempt} of exchange {record.exchange} was already recorded",
-                    file=name,
-                    line=line,
-                    field="$.attempt",
-                )
-            else:
-                sink.add(
-                    codes.ATTEMPT_GAP,
-                    f"attempt {attempt} of exchange {record.exchange} follows attempt "
-                    f"{state.next_attempt - 1}: attempts {state.next_attempt}..{attempt - 1} "
-                    "are missing",
-                    file=name,
-                    line=line,
-                    field="$.attempt",
-                )
-        state.next_attempt = max(state.next_attempt, attempt + 1)
+            self._attempt_number(line, exchange, attempt, state.next_attempt)
+        if attempt >= state.next_attempt:
+            state.next_attempt = attempt + 1
         state.seen += 1
-        if record.delivered:
+        if delivered:
             if state.delivered_attempt is not None:
-                sink.add(
+                self.sink.add(
                     codes.ATTEMPT_DELIVERED,
-                    f"exchange {record.exchange} delivered attempt {state.delivered_attempt} "
+                    f"exchange {exchange} delivered attempt {state.delivered_attempt} "
                     f"already; attempt {attempt} says delivered too",
-                    file=name,
+                    file=self.name,
                     line=line,
                     field="$.delivered",
                 )
             else:
                 state.delivered_attempt = attempt
-                state.delivered_output = record.output_bytes
-                state.delivered_output_text = record.output_text_bytes
-        if record.turn_state_forwarded != state.turn_state_sent:
-            sink.add(
+                state.delivered_output = output_bytes
+                state.delivered_output_text = text_bytes
+        if forwarded is not state.turn_state_sent:
+            self.sink.add(
                 codes.TURN_STATE,
                 "the client sent x-codex-turn-state but this attempt did not forward it"
                 if state.turn_state_sent
                 else "this attempt forwarded an x-codex-turn-state the client did not send",
-                file=name,
+                file=self.name,
                 line=line,
                 field="$.turn_state_forwarded",
             )
-        state.last_request_bytes = record.request_bytes
-        state.last_request_tokens = record.request_tokens
-        state.stream_bytes += record.stream_bytes
+        state.last_request_bytes = request_bytes
+        state.last_request_tokens = request_tokens
+        state.stream_bytes += stream_bytes
         self.totals.add_provider(record, state.thread_id, state.role)
+
+    def _attempt_number(self, line: int, exchange: int, attempt: int, expected: int) -> None:
+        if attempt < expected:
+            self.sink.add(
+                codes.ATTEMPT_DUPLICATE,
+                f"attempt {attempt} of exchange {exchange} was already recorded",
+                file=self.name,
+                line=line,
+                field="$.attempt",
+            )
+            return
+        self.sink.add(
+            codes.ATTEMPT_GAP,
+            f"attempt {attempt} of exchange {exchange} follows attempt {expected - 1}: "
+            f"attempts {expected}..{attempt - 1} are missing",
+            file=self.name,
+            line=line,
+            field="$.attempt",
+        )
 
     def _exchange_invariants(self, line: int, record: ExchangeFacts) -> None:
         sink = self.sink
@@ -498,84 +543,134 @@ class ChunkScanner:
 
     def exchange(self, line: int, record: ExchangeFacts, *, carried: bool = False) -> None:
         """An exchange record closes its exchange and must agree with its records."""
-        sink = self.sink
-        name = self.name
+        (
+            _,
+            exchange,
+            mode,
+            _,
+            complete,
+            thread_id,
+            attempts,
+            delivered_attempt,
+            _,
+            _,
+            request,
+            output,
+            output_text,
+            transport,
+            tools,
+            hpatch,
+            dropped,
+        ) = record
         if not carried:
-            self._exchange_invariants(line, record)
-            if not record.complete:
-                sink.add(
-                    codes.INCOMPLETE,
-                    f"exchange record {record.exchange} is marked incomplete",
-                    file=name,
-                    line=line,
-                    field="$.complete",
-                )
-            if record.detail_dropped:
-                sink.add(
-                    codes.DROPPED_DETAIL,
-                    f"the router dropped detail of exchange {record.exchange}",
-                    file=name,
-                    line=line,
-                    field="$.detail_dropped",
-                )
-        state = self.open.pop(record.exchange, None)
+            if (
+                not (_comparison_ok(request) and _comparison_ok(output))
+                or not _comparison_ok(output_text)
+                or (tools and _shapes_ok(tools) is not None)
+                or (mode == "passthrough" and any(hpatch))
+            ):
+                self._exchange_invariants(line, record)
+            if not complete or dropped:
+                self._exchange_flags(line, exchange, complete=complete, dropped=dropped)
+        state = self.open.pop(exchange, None)
         if state is None:
             self.not_open(line, record)
             return
         self.totals.add_exchange(record)
-        add = functools.partial(sink.add, file=name, line=line)
-        if record.thread_id != state.thread_id:
+        tokens_known = state.client_tokens is not None and state.last_request_tokens is not None
+        said = (
+            thread_id,
+            attempts,
+            delivered_attempt,
+            request[0],
+            request[1],
+            request[3],
+            request[4],
+            output[1],
+            output_text[1],
+            transport[0],
+        )
+        derived = (
+            state.thread_id,
+            state.seen,
+            state.delivered_attempt,
+            state.client_bytes,
+            state.last_request_bytes,
+            state.client_tokens if tokens_known else None,
+            state.last_request_tokens if tokens_known else None,
+            state.delivered_output,
+            state.delivered_output_text,
+            state.stream_bytes,
+        )
+        if said != derived or state.seen == 0:
+            self._exchange_mismatch(line, exchange, said, derived)
+
+    def _exchange_flags(self, line: int, exchange: int, *, complete: bool, dropped: bool) -> None:
+        if not complete:
+            self.sink.add(
+                codes.INCOMPLETE,
+                f"exchange record {exchange} is marked incomplete",
+                file=self.name,
+                line=line,
+                field="$.complete",
+            )
+        if dropped:
+            self.sink.add(
+                codes.DROPPED_DETAIL,
+                f"the router dropped detail of exchange {exchange}",
+                file=self.name,
+                line=line,
+                field="$.detail_dropped",
+            )
+
+    def _exchange_mismatch(
+        self, line: int, exchange: int, said: tuple[Any, ...], derived: tuple[Any, ...]
+    ) -> None:
+        add = functools.partial(self.sink.add, file=self.name, line=line)
+        thread_id, attempts, delivered_attempt = said[:3]
+        own_thread, seen, own_delivered = derived[:3]
+        if thread_id != own_thread:
             add(
                 codes.BOUNDARY,
-                f"exchange {record.exchange} closes thread {record.thread_id!r} but its client "
-                f"record opened it for thread {state.thread_id!r}",
+                f"exchange {exchange} closes thread {thread_id!r} but its client record "
+                f"opened it for thread {own_thread!r}",
                 field="$.thread_id",
             )
-        if state.seen == 0 or record.attempts > state.seen:
+        if seen == 0 or attempts > seen:
             add(
                 codes.PROVIDER_MISSING,
-                f"exchange {record.exchange} says {record.attempts} attempt(s) but "
-                f"{state.seen} provider record(s) precede it",
+                f"exchange {exchange} says {attempts} attempt(s) but {seen} provider "
+                "record(s) precede it",
                 field="$.attempts",
             )
-        elif record.attempts < state.seen:
+        elif attempts < seen:
             add(
                 codes.RECONCILE_ATTEMPTS,
-                f"exchange {record.exchange} says {record.attempts} attempt(s) but has "
-                f"{state.seen} provider records",
+                f"exchange {exchange} says {attempts} attempt(s) but has {seen} provider records",
                 field="$.attempts",
             )
-        if record.delivered_attempt != state.delivered_attempt:
+        if delivered_attempt != own_delivered:
             add(
                 codes.RECONCILE_ATTEMPTS,
-                f"exchange {record.exchange} says attempt {record.delivered_attempt} was "
-                f"delivered; its provider records say {state.delivered_attempt}",
+                f"exchange {exchange} says attempt {delivered_attempt} was delivered; its "
+                f"provider records say {own_delivered}",
                 field="$.delivered_attempt",
             )
-        tokens_known = state.client_tokens is not None and state.last_request_tokens is not None
-        expected = (
-            ("request.client_bytes", record.request[0], state.client_bytes),
-            ("request.provider_bytes", record.request[1], state.last_request_bytes),
-            (
-                "request.client_tokens",
-                record.request[3],
-                state.client_tokens if tokens_known else None,
-            ),
-            (
-                "request.provider_tokens",
-                record.request[4],
-                state.last_request_tokens if tokens_known else None,
-            ),
-            ("output.provider_bytes", record.output[1], state.delivered_output),
-            ("output_text.provider_bytes", record.output_text[1], state.delivered_output_text),
-            ("transport.provider_stream_bytes", record.transport[0], state.stream_bytes),
+        names = (
+            "request.client_bytes",
+            "request.provider_bytes",
+            "request.client_tokens",
+            "request.provider_tokens",
+            "output.provider_bytes",
+            "output_text.provider_bytes",
+            "transport.provider_stream_bytes",
         )
-        for field, said, derived in expected:
-            if said != derived:
+        for field, value, expected in zip(names, said[3:], derived[3:], strict=True):
+            if value != expected:
                 add(
                     codes.RECONCILE_EXCHANGE,
-                    f"exchange {record.exchange}: {field} is {said}, its client and provider "
-                    f"records give {derived}",
+                    f"exchange {exchange}: {field} is {value}, its client and provider records "
+                    f"give {expected}",
                     field=f"$.{field}",
                 )
 
@@ -612,9 +707,22 @@ def _lines(path: str, start: int, end: int) -> Iterator[bytes]:
 def scan_chunk(spec: ChunkSpec) -> ChunkResult:
     """Check one chunk on its own."""
     scanner = ChunkScanner(spec)
+    handle = scanner.handle
     feed = scanner.feed
+    parse = parse_canonical
+    line_no = 0
     for line_no, raw in enumerate(_lines(spec.path, spec.start, spec.end), start=1):
+        if raw[-1:] == b"\n":
+            try:
+                facts = parse(raw[:-1].decode("utf-8"))
+            except UnicodeDecodeError:
+                facts = None
+            if facts is not None:
+                handle(line_no, facts)
+                continue
         feed(line_no, raw)
+    scanner.result.lines = line_no
+    scanner.result.raw_records = line_no
     return scanner.result
 
 

@@ -201,16 +201,17 @@ def _instructions(report: dict[str, Any]) -> list[str]:
     lines = ["## Instructions", ""]
     hashes = report.get("instructions")
     if hashes is None:
-        return [*lines, "No instructions were derived.", ""]
-    lines.append(
-        f"Stock base instructions of Codex {hashes['codex_version']} for {hashes['model']} "
-        f"(SHA-256 `{hashes['stock_sha256']}`); treatment diff: `instructions/treatment.diff`."
-    )
-    lines.append("")
-    lines += _table(
-        ("file", "SHA-256"),
-        [(name, f"`{digest}`") for name, digest in sorted(hashes["files"].items())],
-    )
+        lines.append("No instructions were derived.")
+    else:
+        lines.append(
+            f"Stock base instructions of Codex {hashes['codex_version']} for {hashes['model']} "
+            f"(SHA-256 `{hashes['stock_sha256']}`); treatment diff: `instructions/treatment.diff`."
+        )
+        lines.append("")
+        lines += _table(
+            ("file", "SHA-256"),
+            [(name, f"`{digest}`") for name, digest in sorted(hashes["files"].items())],
+        )
     deliveries = report.get("deliveries") or {}
     if deliveries:
         lines += ["", "Delivery, from the scripted provider's own request records:", ""]

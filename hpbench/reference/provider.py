@@ -640,7 +640,7 @@ async def serve(
 def _parse_scripts(values: Sequence[str]) -> dict[str, Script]:
     scripts: dict[str, Script] = {}
     for value in values:
-        name, sep, path = value.rpartition("=")
+        name, sep, path = value.partition("=")
         if not sep:
             name, path = DEFAULT_SCRIPT, value
         if not name or "/" in name or name in ("v1", "responses", "requests", "healthz"):

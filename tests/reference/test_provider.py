@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -356,3 +358,35 @@ class TestRecords:
     def test_health(self, provider: Running):
         """/healthz names the scripts."""
         assert {"ok": True, "scripts": ["demo", "faults"]} == provider.get_json("/healthz")
+
+
+class TestCommandLine:
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hpbench.reference.provider", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def test_bad_script_exits_2(self, tmp_path: Path):
+        """An invalid script stops the provider before it listens, naming the field."""
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({"schema_version": 1, "name": "b", "steps": []}))
+        result = self.run("--listen", "127.0.0.1:0", "--script", f"x={bad}")
+        assert 2 == result.returncode
+        assert "$.steps" in result.stderr
+
+    def test_reserved_name_exits_2(self, replay_dir: Path):
+        """A script may not be named like an endpoint."""
+        script = replay_dir / "faults.json"
+        result = self.run("--listen", "127.0.0.1:0", "--script", f"healthz={script}")
+        assert 2 == result.returncode
+
+    def test_port_in_use_exits_1(self, provider: Running, replay_dir: Path):
+        """A taken port is reported, not a traceback."""
+        script = replay_dir / "faults.json"
+        result = self.run("--listen", f"127.0.0.1:{provider.port}", "--script", f"x={script}")
+        assert 1 == result.returncode
+        assert "cannot listen" in result.stderr

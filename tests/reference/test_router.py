@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -394,3 +396,35 @@ class TestHealthProbe:
         assert 0 == health.main([f"{bench.router.url}/healthz"])
         assert 0 == health.main([f"{bench.provider.url}/healthz"])
         assert 1 == health.main([f"http://127.0.0.1:{free_port()}/healthz"])
+
+
+class TestCommandLine:
+    @pytest.mark.parametrize(
+        "change",
+        [
+            ("--mode", "mirror"),
+            ("--protocol", "ctp3"),
+            ("--upstream", "ftp://provider/v1"),
+            ("--listen", "8080"),
+            ("--upstream-retries", "-1"),
+        ],
+    )
+    def test_bad_flags_exit_2(self, tmp_path: Path, change: tuple[str, str]):
+        """Each named flag is required and checked; mistakes exit 2 before listening."""
+        flags = {
+            "--listen": "127.0.0.1:0",
+            "--capture-output": str(tmp_path / "capture"),
+            "--mode": "passthrough",
+            "--protocol": "native",
+            "--upstream": "http://127.0.0.1:9/v1",
+        }
+        flags[change[0]] = change[1]
+        argv = [part for pair in flags.items() for part in pair]
+        result = subprocess.run(
+            [sys.executable, "-m", "hpbench.reference.router", *argv],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert 2 == result.returncode, result.stderr

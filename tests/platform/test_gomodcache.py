@@ -152,9 +152,7 @@ class TestRealGoCache:
         }
         assert all("kvstore.example/kv/v2@v2.0.0" in f.message for f in findings)
 
-    def test_clean_cache_serves_offline(
-        self, tmp_path: Path, go_proxy: Any, consumer: Any
-    ) -> None:
+    def test_clean_cache_serves_offline(self, tmp_path: Path, go_proxy: Any, consumer: Any) -> None:
         """A foreign-only cache is accepted and then resolves with GOPROXY=off."""
         go_proxy.add("example.test/dep", "v1.0.0")
         app = consumer(tmp_path / "app", {"example.test/dep": "v1.0.0"})

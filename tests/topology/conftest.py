@@ -1,0 +1,136 @@
+"""A real hpbench Compose topology per test, with faults injected on purpose.
+
+Images are built once per test session (``bench-images``; layer-cached).
+Each ``topology`` gets its own Compose project name, its own workspaces, module
+cache and Codex configs under ``tmp_path``, and is always taken down with
+``bench-down``, which also proves nothing of the project remains.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
+COMPOSE_FILE = REPO_ROOT / "compose.yaml"
+HPBENCH = REPO_ROOT / ".venv" / "bin" / "hpbench"
+IMAGES_READY = "HPBENCH_TEST_IMAGES_READY"
+
+
+def run(
+    command: list[str], env: Mapping[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run a command with the checkout's environment plus ``env``; never raises on failure."""
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT), **(env or {})},
+        cwd=REPO_ROOT,
+    )
+
+
+def build_images_once() -> None:
+    """Build every image once per test process (later calls are free)."""
+    if os.environ.get(IMAGES_READY) == "1":
+        return
+    done = run([str(LIBEXEC / "bench-images")], timeout=1800)
+    assert 0 == done.returncode, done.stderr
+    os.environ[IMAGES_READY] = "1"
+
+
+class Topology:
+    """One Compose project of the hpbench topology, brought up from ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.project = f"hpbench-test-{uuid.uuid4().hex[:10]}"
+        self.overrides: list[Path] = []
+        self.env: dict[str, str] = {}
+        for arm in ("control", "hpatch"):
+            workspace = root / "workspaces" / arm
+            workspace.mkdir(parents=True)
+            (workspace / "go.mod").write_text("module example.test/ws\n\ngo 1.19\n")
+            (workspace / "main.go").write_text("package main\n\nfunc main() {}\n")
+            workspace.chmod(0o777)  # the agent user writes here
+            config = root / "codex" / arm / "config.toml"
+            config.parent.mkdir(parents=True)
+            rendered = run(
+                [
+                    str(HPBENCH),
+                    "codex-config",
+                    "render",
+                    "--arm",
+                    arm,
+                    "--router-url",
+                    f"http://{arm}-router:8080/v1",
+                    "--out",
+                    str(config),
+                ]
+            )
+            assert 0 == rendered.returncode, rendered.stderr
+            config.chmod(0o644)
+            self.env[f"HPBENCH_{arm.upper()}_WORKSPACE"] = str(workspace)
+            self.env[f"HPBENCH_{arm.upper()}_CODEX_CONFIG"] = str(config)
+            self.env[f"HPBENCH_{arm.upper()}_INSTRUCTIONS"] = "/dev/null"
+        cache = root / "gomodcache"
+        cache.mkdir()
+        self.env["HPBENCH_GOMODCACHE"] = str(cache)
+        self.env["HPBENCH_PROVIDER_SCRIPTS"] = str(root / "scripts")
+
+    def workspace(self, arm: str) -> Path:
+        """The arm's workspace on the host (mounted at /workspace)."""
+        return Path(self.env[f"HPBENCH_{arm.upper()}_WORKSPACE"])
+
+    def config(self, arm: str) -> Path:
+        """The arm's Codex config on the host (mounted read-only)."""
+        return Path(self.env[f"HPBENCH_{arm.upper()}_CODEX_CONFIG"])
+
+    def override(self, name: str, text: str) -> None:
+        """Add a Compose override file (a fault to inject)."""
+        path = self.root / name
+        path.write_text(text)
+        self.overrides.append(path)
+
+    def _env(self) -> dict[str, str]:
+        return {**self.env, "BENCH_COMPOSE_OVERRIDES": ":".join(map(str, self.overrides))}
+
+    def compose(self, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+        """``docker compose -p PROJECT -f compose.yaml [-f override…] ARGS``."""
+        files = [a for o in self.overrides for a in ("-f", str(o))]
+        command = ["docker", "compose", "-p", self.project, "-f", str(COMPOSE_FILE), *files]
+        return run([*command, *args], env=self.env, timeout=timeout)
+
+    def up(self, *profiles: str) -> None:
+        """Bring the project up and wait until every service is healthy."""
+        flags = [a for p in profiles for a in ("--profile", p)]
+        done = self.compose(*flags, "up", "--detach", "--wait", "--wait-timeout", "120")
+        assert 0 == done.returncode, done.stderr
+
+    def isolation(self) -> subprocess.CompletedProcess[str]:
+        """``bench-isolation PROJECT``."""
+        return run([str(LIBEXEC / "bench-isolation"), self.project], env=self._env())
+
+    def down(self) -> subprocess.CompletedProcess[str]:
+        """``bench-down PROJECT``: down with volumes, and proof that nothing remains."""
+        return run([str(LIBEXEC / "bench-down"), self.project], env=self._env())
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> Iterator[Topology]:
+    """A topology that is always taken down, whatever the test did."""
+    build_images_once()
+    topo = Topology(tmp_path)
+    try:
+        yield topo
+    finally:
+        done = topo.down()
+        assert 0 == done.returncode, done.stderr

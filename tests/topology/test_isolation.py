@@ -1,0 +1,103 @@
+"""Isolation proofs on a real topology: they pass when sound and fail, by name, when not.
+
+Each fault is injected alone (an override file or a config), so each test shows
+that one proof catches it; ``bench-isolation`` then exits 1 with
+"isolation proof failed: <service>: <proof>" and "no arm may start".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.docker
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _failed(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [
+        line.split("isolation proof failed: ", 1)[1]
+        for line in done.stderr.splitlines()
+        if "isolation proof failed: " in line
+    ]
+
+
+class TestSoundTopology:
+    def test_every_proof_holds(self, topology: Any) -> None:
+        """A stock topology passes the structural proof and every probe from both agents."""
+        topology.up()
+        hpbench = str(REPO_ROOT / ".venv/bin/hpbench")
+        structural = subprocess.run(
+            [hpbench, "topology", "verify", "--project", topology.project, "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert 0 == structural.returncode, structural.stdout + structural.stderr
+        assert {"ok": True, "findings": []}.items() <= json.loads(structural.stdout).items()
+        done = topology.isolation()
+        assert 0 == done.returncode, done.stderr
+        assert [] == _failed(done)
+        assert "isolation proven" in done.stderr
+
+
+class TestFaultsAreCaught:
+    def test_agent_on_the_other_network(self, topology: Any) -> None:
+        """control-agent attached to hpatch's network: structure and reachability both fail."""
+        topology.override(
+            "other-network.yaml", "services:\n  control-agent:\n    networks: [control, hpatch]\n"
+        )
+        topology.up()
+        done = topology.isolation()
+        failed = _failed(done)
+        assert 1 == done.returncode
+        assert any("topology.agent.networks" in f and "control-agent" in f for f in failed)
+        assert any(f.startswith("control-agent: other-router.name") for f in failed)
+        assert "no arm may start" in done.stderr
+
+    def test_sentinel_reachable(self, topology: Any) -> None:
+        """control-agent attached to egress reaches the sentinel: the sentinel proof fails."""
+        topology.override(
+            "egress.yaml", "services:\n  control-agent:\n    networks: [control, egress]\n"
+        )
+        topology.up()
+        failed = _failed(topology.isolation())
+        assert any(f.startswith("control-agent: sentinel.name") for f in failed)
+        assert any(f.startswith("control-agent: sentinel.address") for f in failed)
+        assert not any(f.startswith("hpatch-agent: sentinel") for f in failed)
+
+    def test_mcp_server_configured(self, topology: Any) -> None:
+        """An MCP server in hpatch's Codex config fails the mcp.none proof for that agent."""
+        config = topology.config("hpatch")
+        config.write_text(
+            config.read_text() + '\n[mcp_servers.echo]\ncommand = "true"\nargs = []\n'
+        )
+        topology.up()
+        failed = _failed(topology.isolation())
+        assert [f for f in failed if "mcp.none" in f]
+        assert all(f.startswith("hpatch-agent: mcp.none") for f in failed), failed
+
+    def test_apps_enabled(self, topology: Any) -> None:
+        """A config that leaves the apps feature on fails the apps.disabled proof."""
+        config = topology.config("control")
+        text = config.read_text()
+        assert "apps = false" in text
+        config.write_text(text.replace("apps = false", "apps = true"))
+        topology.up()
+        failed = _failed(topology.isolation())
+        assert ["control-agent: apps.disabled (codex features list shows apps true)"] == failed
+
+    def test_missing_module_with_proxy_off(self, topology: Any) -> None:
+        """A workspace needing a module the read-only cache lacks fails go.offline."""
+        (topology.workspace("control") / "go.mod").write_text(
+            "module example.test/ws\n\ngo 1.19\n\nrequire example.test/absent v1.0.0\n"
+        )
+        topology.up()
+        failed = _failed(topology.isolation())
+        assert 1 == len(failed), failed
+        assert failed[0].startswith("control-agent: go.offline")
+        assert "GOPROXY=off" in failed[0]

@@ -14,13 +14,17 @@ info() {
 }
 
 # The hpbench CLI from the project's own virtual environment; created on first use.
+# Inside a run (HPBENCH_LOG_FILE set) every call appends its structlog events
+# as JSON lines to the run's log.
 hpbench() {
   local venv="${HPBENCH_VENV:-${BENCH_ROOT}/.venv}"
   if [[ ! -x "${venv}/bin/hpbench" ]]; then
     "${BENCH_ROOT}/benchmarks/libexec/bench-python-env" "${venv}" >&2 \
       || abort "could not set up the Python environment in ${venv}"
   fi
-  "${venv}/bin/hpbench" "$@"
+  local -a logging=()
+  [[ -n "${HPBENCH_LOG_FILE:-}" ]] && logging=(--log-file "${HPBENCH_LOG_FILE}")
+  "${venv}/bin/hpbench" "${logging[@]}" "$@"
 }
 
 # A new private run directory under RUNS_DIR (default: runs/); prints its path.

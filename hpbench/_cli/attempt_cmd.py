@@ -7,12 +7,16 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import print_fields
 from hpbench.errors import HpbenchError
 from hpbench.results import AttemptIdentity, build_result, write_result
 from hpbench.task.fingerprint import task_fingerprint
 from hpbench.task.registry import default_tasks_dir, load_task
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -72,6 +76,13 @@ def result_command(args: argparse.Namespace) -> int:
         args.directory, identity, task.manifest.paths.allowed, args.workspace_root
     )
     write_result(args.directory, result)
+    log.info(
+        "attempt_result",
+        arm=args.arm,
+        repetition=args.repetition,
+        passed=result["passed"],
+        failure_class=result["failure_class"],
+    )
     if args.json:
         print_json(result)
     else:

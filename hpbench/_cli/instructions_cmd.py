@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import structlog
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console, print_fields
@@ -25,6 +26,8 @@ from hpbench.instructions import (
 )
 from hpbench.instructions.delivery import prove_delivery
 from hpbench.instructions.stock import bundled_stock
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -137,6 +140,7 @@ def derive_command(args: argparse.Namespace) -> int:
     pin_set = load_pins(args.pins if args.pins is not None else default_pins_path())
     derived = derive(read_stock(args.stock), pin_set)
     hashes = write_instructions(derived, pin_set, args.out)
+    log.info("instructions_derived", stock_sha256=derived.stock.sha256, model=derived.stock.model)
     if args.json:
         print_json(hashes)
     else:

@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
 from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
 from hpbench.report import build_report, render_summary
 from hpbench.report.captures import check_router_capture
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -38,6 +42,7 @@ def build_command(args: argparse.Namespace) -> int:
     write_atomic(args.run_dir / "report.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
     summary = render_summary(report)
     write_atomic(args.run_dir / "summary.md", summary)
+    log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])
     if args.json:
         print_json(report["outcome"])
     else:

@@ -6,9 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json
 from hpbench._console import print_table
 from hpbench.results import merge_results
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -24,6 +28,7 @@ def register(commands: Any) -> None:
 def merge_command(args: argparse.Namespace) -> int:
     """``hpbench results merge RUN_DIR``."""
     attempts = merge_results(args.run_dir)
+    log.info("results_merged", attempts=len(attempts))
     if args.json:
         print_json({"attempts": len(attempts), "results": str(args.run_dir / "results.jsonl")})
         return EXIT_OK

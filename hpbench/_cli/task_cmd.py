@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
 from hpbench.errors import HpbenchError
@@ -13,6 +15,8 @@ from hpbench.task.fingerprint import task_fingerprint
 from hpbench.task.history import build_history
 from hpbench.task.manifest import Task
 from hpbench.task.registry import default_tasks_dir, load_task, task_ids
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -213,6 +217,7 @@ def build_command(args: argparse.Namespace) -> int:
     """``hpbench task build ID --out DIR``."""
     task = _load(args)
     built = build_history(task, args.out)
+    log.info("task_built", task=task.id, base=built.base_revision, oracle=built.oracle_revision)
     if args.json:
         print_json(
             {

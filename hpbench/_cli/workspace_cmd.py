@@ -6,10 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
 from hpbench.task.registry import default_tasks_dir, load_task
 from hpbench.task.workspace import verify_workspace
+
+log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -42,6 +46,7 @@ def verify_command(args: argparse.Namespace) -> int:
     tasks_dir = args.tasks_dir if args.tasks_dir is not None else default_tasks_dir()
     task = load_task(args.task, tasks_dir)
     findings = verify_workspace(args.directory, task, args.task_repo)
+    log.info("workspace_verified", task=task.id, findings=[f.code for f in findings])
     if args.json:
         print_json(
             {

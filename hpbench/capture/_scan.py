@@ -324,7 +324,7 @@ class ChunkScanner:
         cls = type(record)
         at = 3 if cls is ProviderFacts else 2  # where mode and protocol sit
         if self.mode is not None and (record[at] != self.mode or record[at + 1] != self.protocol):
-            self._binding(line, record[at], record[at + 1])
+            self._binding(line, str(record[at]), str(record[at + 1]))
         if cls is ProviderFacts:
             self.provider(line, record)  # type: ignore[arg-type]
         elif cls is ExchangeFacts:
@@ -691,36 +691,62 @@ class ChunkScanner:
         self.result.carried.append((line, record))
 
 
-def _lines(path: str, start: int, end: int) -> Iterator[bytes]:
-    with Path(path).open("rb", buffering=1024 * 1024) as stream:
+READ_BYTES = 4 * 1024 * 1024
+"""Bytes read at a time inside a chunk."""
+
+
+def _blocks(path: str, start: int, end: int) -> Iterator[bytes]:
+    """The byte range as blocks of whole lines; a last piece without newline comes alone."""
+    with Path(path).open("rb") as stream:
         stream.seek(start)
-        position = start
-        readline = stream.readline
-        while position < end:
-            raw = readline()
-            if not raw:
-                return
-            position += len(raw)
-            yield raw
+        remaining = end - start
+        carry = b""
+        while remaining > 0:
+            data = stream.read(min(READ_BYTES, remaining))
+            if not data:
+                break
+            remaining -= len(data)
+            data = carry + data
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                yield data[:cut]
+        if carry:
+            yield carry
 
 
 def scan_chunk(spec: ChunkSpec) -> ChunkResult:
-    """Check one chunk on its own."""
+    """Check one chunk on its own.
+
+    A block of lines is decoded and split at once; each line tries the canonical route
+    and falls back to :meth:`ChunkScanner.feed` (the general route, which also reports a
+    last line without newline).
+    """
     scanner = ChunkScanner(spec)
     handle = scanner.handle
     feed = scanner.feed
     parse = parse_canonical
     line_no = 0
-    for line_no, raw in enumerate(_lines(spec.path, spec.start, spec.end), start=1):
-        if raw[-1:] == b"\n":
-            try:
-                facts = parse(raw[:-1].decode("utf-8"))
-            except UnicodeDecodeError:
-                facts = None
-            if facts is not None:
+    for block in _blocks(spec.path, spec.start, spec.end):
+        if not block.endswith(b"\n"):
+            line_no += 1
+            feed(line_no, block)
+            continue
+        try:
+            lines = block.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            for raw in block.split(b"\n")[:-1]:
+                line_no += 1
+                feed(line_no, raw + b"\n")
+            continue
+        lines.pop()  # the empty piece after the final newline
+        for text in lines:
+            line_no += 1
+            facts = parse(text)
+            if facts is None:
+                feed(line_no, text.encode("utf-8") + b"\n")
+            else:
                 handle(line_no, facts)
-                continue
-        feed(line_no, raw)
     scanner.result.lines = line_no
     scanner.result.raw_records = line_no
     return scanner.result

@@ -198,7 +198,10 @@ class Totals:
         self.attempts = 0
         self.delivered_attempts = 0
         self.usage_states = {"reported": 0, "absent": 0, "invalid": 0}
-        self.usage = UsageSum()
+        # Usage is summed per thread; attempts of no known thread are summed here. The
+        # capture's total is the sum of both (see usage_total), which saves one addition
+        # per attempt.
+        self.unattributed = UsageSum()
         self.threads: dict[str, ThreadSum] = {}
         self.models: dict[ModelKey, list[int]] = {}
         self.comparisons = (ComparisonSum(), ComparisonSum(), ComparisonSum())
@@ -219,50 +222,106 @@ class Totals:
 
     def add_provider(self, record: ProviderFacts, thread_id: str | None, role: str | None) -> None:
         """Count a provider record of an exchange of ``thread_id`` (None when unknown)."""
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            request_model,
+            _,
+            _,
+            _,
+            _,
+            outcome,
+            usage_state,
+            usage,
+            response_model,
+            header_model,
+            emitted,
+            _,
+            _,
+            _,
+            delivered,
+        ) = record
         self.kinds["provider"] += 1
         self.attempts += 1
-        delivered = record.delivered
         if delivered:
             self.delivered_attempts += 1
-        self.usage_states[record.usage_state] += 1
-        usage = record.usage
-        if usage is not None:
-            self.usage.add(usage)
+        self.usage_states[usage_state] += 1
         thread = self.threads.get(thread_id) if thread_id is not None else None
         if thread is not None:
             thread.attempts += 1
             if usage is not None:
                 thread.usage.add(usage)
-                if delivered and record.outcome == "completed":
+                if delivered and outcome == "completed":
                     thread.delivered.add(usage)
+        elif usage is not None:
+            self.unattributed.add(usage)
         if role is not None:
-            key = (role, record.request_model, record.response_model, record.header_model)
+            key = (role, request_model, response_model, header_model)
             counts = self.models.get(key)
             if counts is None:
                 counts = self.models[key] = [0, 0]
             counts[0] += 1
             if usage is not None:
                 counts[1] += 1
-        if record.emitted_tools:
-            _add_shapes(self.emitted, record.emitted_tools)
+        if emitted:
+            _add_shapes(self.emitted, emitted)
+
+    def usage_total(self) -> UsageSum:
+        """Usage over every attempt: the threads' sums plus the unattributed one."""
+        total = UsageSum()
+        total.merge(self.unattributed)
+        for thread in self.threads.values():
+            total.merge(thread.usage)
+        return total
 
     def add_exchange(self, record: ExchangeFacts) -> None:
         """Count an exchange record."""
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            request,
+            output,
+            output_text,
+            (provider_stream, client_stream, commentary),
+            delivered_tools,
+            hpatch,
+            dropped,
+        ) = record
         self.kinds["exchange"] += 1
-        request, output, output_text = self.comparisons
-        request.add(record.request)
-        output.add(record.output)
-        output_text.add(record.output_text)
+        for sums, comparison in zip(self.comparisons, (request, output, output_text), strict=True):
+            values = sums.values
+            values[0] += comparison[0]
+            values[1] += comparison[1]
+            values[2] += comparison[2]
+            if sums.tokens_known:
+                client, provider, savings = comparison[3], comparison[4], comparison[5]
+                if client is None or provider is None or savings is None:
+                    sums.tokens_known = False
+                else:
+                    values[3] += client
+                    values[4] += provider
+                    values[5] += savings
         transport = self.transport
-        provider_stream, client_stream, commentary = record.transport
         transport[0] += provider_stream
         transport[1] += client_stream
         transport[2] += commentary
-        if record.delivered_tools:
-            _add_shapes(self.delivered_tools, record.delivered_tools)
-        if any(record.hpatch):
-            self.hpatch = [a + b for a, b in zip(self.hpatch, record.hpatch, strict=True)]
-        if record.detail_dropped:
+        if delivered_tools:
+            _add_shapes(self.delivered_tools, delivered_tools)
+        if any(hpatch):
+            self.hpatch = [a + b for a, b in zip(self.hpatch, hpatch, strict=True)]
+        if dropped:
             self.dropped_detail += 1
 
     def add_error(self) -> None:
@@ -277,7 +336,7 @@ class Totals:
         self.delivered_attempts += other.delivered_attempts
         for state, count in other.usage_states.items():
             self.usage_states[state] += count
-        self.usage.merge(other.usage)
+        self.unattributed.merge(other.unattributed)
         for thread_id, thread in other.threads.items():
             mine = self.threads.get(thread_id)
             if mine is None:
@@ -314,7 +373,7 @@ class Totals:
                 "attempts_without_usage": self.usage_states["absent"],
                 "attempts_invalid_usage": self.usage_states["invalid"],
             },
-            "usage": self.usage.to_json(),
+            "usage": self.usage_total().to_json(),
             "savings": {
                 "request": request.to_json(),
                 "output": output.to_json(),

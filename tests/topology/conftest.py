@@ -115,6 +115,10 @@ class Topology:
         done = self.compose(*flags, "up", "--detach", "--wait", "--wait-timeout", "120")
         assert 0 == done.returncode, done.stderr
 
+    def hpbench(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The hpbench CLI of the checkout."""
+        return run([str(HPBENCH), *args])
+
     def isolation(self) -> subprocess.CompletedProcess[str]:
         """``bench-isolation PROJECT``."""
         return run([str(LIBEXEC / "bench-isolation"), self.project], env=self._env())

@@ -1,0 +1,106 @@
+"""``hpbench capture validate`` and ``hpbench capture schemas``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from hpbench._cli.main import main
+
+
+def _args(capture, *extra):
+    return [
+        "capture",
+        "validate",
+        "--arm",
+        capture.arm,
+        "--records",
+        str(capture.records),
+        "--snapshot",
+        str(capture.snapshot_path),
+        "--jobs",
+        "1",
+        *extra,
+    ]
+
+
+class TestValidateCommand:
+    def test_valid_prints_totals(self, capture, capsys):
+        """A valid capture exits 0 with its totals."""
+        code = main(_args(capture, "--codex-jsonl", *map(str, capture.codex)))
+
+        out = capsys.readouterr().out
+        assert 0 == code
+        assert "capture valid" in out
+        assert "provider attempts" in out
+        assert "request savings" in out
+
+    def test_valid_json(self, capture, capsys):
+        """--json prints the report as one object."""
+        code = main(_args(capture, "--json"))
+
+        report = json.loads(capsys.readouterr().out)
+        assert 0 == code
+        assert (True, "hpatch (hpatch/native)") == (report["ok"], report["label"])
+        assert 12 == report["summary"]["requests"]["logical_requests"]
+
+    def test_invalid_exits_1_with_every_finding(self, capture, capsys):
+        """An invalid capture exits 1 and lists its findings with file and line."""
+        capture.edit(0, lambda r: r.update(schema_version=5))
+
+        code = main(_args(capture))
+
+        out = capsys.readouterr().out
+        assert 1 == code
+        assert "capture invalid" in out
+        assert f"{capture.record_file}:1: $.schema_version" in out
+        assert "[capture.schema_version]" in out
+
+    def test_invalid_json(self, capture, capsys):
+        """--json on an invalid capture still prints the report, and exits 1."""
+        code = main([*_args(capture, "--json")[:3], "control", *_args(capture, "--json")[4:]])
+
+        report = json.loads(capsys.readouterr().out)
+        assert 1 == code
+        assert report["label"] is None
+        assert {"capture.binding"} == {f["code"] for f in report["findings"]}
+
+    def test_contradiction_is_a_usage_error(self, capture, capsys):
+        """--arm control with --expect-mode hpatch exits 2."""
+        args = _args(capture, "--expect-mode", "hpatch")
+        args[3] = "control"
+
+        assert 2 == main(args)
+        assert "control arm" in capsys.readouterr().err
+
+
+class TestSchemasCommand:
+    def test_check_in_repository(self, repo_root, capsys):
+        """The committed schemas and docs are current."""
+        code = main(
+            [
+                "capture",
+                "schemas",
+                "--check",
+                "--dir",
+                str(repo_root / "contrib" / "schemas"),
+                "--docs",
+                str(repo_root / "docs" / "capture.md"),
+            ]
+        )
+
+        assert 0 == code, capsys.readouterr().out
+
+    def test_write_then_check(self, repo_root, tmp_path, capsys):
+        """--write regenerates stale files; --check then passes, and fails after an edit."""
+        docs = tmp_path / "capture.md"
+        shutil.copy(repo_root / "docs" / "capture.md", docs)
+        schema_dir = tmp_path / "schemas"
+        base = ["capture", "schemas", "--dir", str(schema_dir), "--docs", str(docs)]
+
+        assert 1 == main([*base, "--check"])
+        assert 0 == main([*base, "--write"])
+        assert 0 == main([*base, "--check"])
+        (schema_dir / "hpatch.capture.metrics.v4.schema.json").write_text("{}\n")
+        assert 1 == main([*base, "--check", "--json"])
+        assert json.loads(capsys.readouterr().out.splitlines()[-1])["ok"] is False

@@ -62,9 +62,9 @@ def generate(directory: Path, size_mb: int) -> None:
             exchange_base = index * BLOCK_EXCHANGES
             chunk = "".join(block)
             if index:
-                chunk = _SEQ.sub(lambda m: f'"seq":{int(m.group(1)) + seq_base}', chunk)
+                chunk = _SEQ.sub(lambda m, b=seq_base: f'"seq":{int(m.group(1)) + b}', chunk)
                 chunk = _EXCHANGE.sub(
-                    lambda m: f'"exchange":{int(m.group(1)) + exchange_base}', chunk
+                    lambda m, b=exchange_base: f'"exchange":{int(m.group(1)) + b}', chunk
                 )
             out.write(chunk)
     write_snapshot(_scale(block_snapshot, repeats), directory / "metrics.json")

@@ -143,23 +143,35 @@ class ComparisonSum:
 
 
 class ThreadSum:
-    """Per-thread totals."""
+    """Per-thread totals.
 
-    __slots__ = ("attempts", "delivered", "ident", "requests", "usage")
+    Usage is kept in two parts, attempts delivered to the client and completed (what Codex
+    counts) and all others, so each attempt is added once; ``usage`` is their sum.
+    """
+
+    __slots__ = ("attempts", "delivered", "ident", "other", "requests")
 
     def __init__(self, ident: tuple[str, str, str | None, str]) -> None:
         self.ident = ident
         self.requests = 0
         self.attempts = 0
-        self.usage = UsageSum()
         self.delivered = UsageSum()
+        self.other = UsageSum()
+
+    @property
+    def usage(self) -> UsageSum:
+        """Usage over all the thread's attempts."""
+        total = UsageSum()
+        total.merge(self.delivered)
+        total.merge(self.other)
+        return total
 
     def merge(self, other: ThreadSum) -> None:
         """Add another part of the same thread."""
         self.requests += other.requests
         self.attempts += other.attempts
-        self.usage.merge(other.usage)
         self.delivered.merge(other.delivered)
+        self.other.merge(other.other)
 
     def to_json(self) -> JSON:
         """The thread's totals as a JSON object."""
@@ -254,9 +266,10 @@ class Totals:
         if thread is not None:
             thread.attempts += 1
             if usage is not None:
-                thread.usage.add(usage)
                 if delivered and outcome == "completed":
                     thread.delivered.add(usage)
+                else:
+                    thread.other.add(usage)
         elif usage is not None:
             self.unattributed.add(usage)
         if role is not None:
@@ -275,7 +288,8 @@ class Totals:
         total = UsageSum()
         total.merge(self.unattributed)
         for thread in self.threads.values():
-            total.merge(thread.usage)
+            total.merge(thread.delivered)
+            total.merge(thread.other)
         return total
 
     def add_exchange(self, record: ExchangeFacts) -> None:

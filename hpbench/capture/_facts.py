@@ -560,22 +560,25 @@ def _error(g: tuple[Any, ...], i: dict[str, int] = _ERROR) -> ErrorFacts:
     )
 
 
-_KIND = '"kind":"'
-# The kind's first two letters tell the four kinds apart.
-_FAST: dict[str, tuple[re.Pattern[str], Callable[[tuple[Any, ...]], Facts]]] = {
-    "cl": (_CLIENT_RE, _client),
-    "pr": (_PROVIDER_RE, _provider),
-    "ex": (_EXCHANGE_RE, _exchange),
-    "er": (_ERROR_RE, _error),
+KIND_MARKER = '"kind":"'
+"""Every canonical record line holds this once; the two letters after it name the kind."""
+
+ROUTES: dict[str, tuple[re.Pattern[str], Callable[[tuple[Any, ...]], Facts], int]] = {
+    "cl": (_CLIENT_RE, _client, 2),
+    "pr": (_PROVIDER_RE, _provider, 3),
+    "ex": (_EXCHANGE_RE, _exchange, 2),
+    "er": (_ERROR_RE, _error, 2),
 }
+"""Per kind (first two letters): its pattern, its fact builder and where ``mode`` sits in
+its facts (``protocol`` follows)."""
 
 
 def parse_canonical(line: str) -> Facts | None:
     """The facts of a canonical record line (without its newline), or None."""
-    at = line.find(_KIND)
+    at = line.find(KIND_MARKER)
     if at < 0:
         return None
-    route = _FAST.get(line[at + 8 : at + 10])
+    route = ROUTES.get(line[at + 8 : at + 10])
     if route is None:
         return None
     match = route[0].fullmatch(line)

@@ -27,6 +27,8 @@ from hpbench.capture import codes
 from hpbench.capture._check import record_ok
 from hpbench.capture._converter import CONVERTER
 from hpbench.capture._facts import (
+    KIND_MARKER,
+    ROUTES,
     ClientFacts,
     ErrorFacts,
     ExchangeFacts,
@@ -319,12 +321,12 @@ class ChunkScanner:
         if expected is None:
             result.first_seq = (seq, line)
         elif seq != expected:
-            self._sequence(seq, expected, self.name, line)
+            self.sequence(seq, expected, self.name, line)
         result.next_seq = seq + 1
         cls = type(record)
         at = 3 if cls is ProviderFacts else 2  # where mode and protocol sit
         if self.mode is not None and (record[at] != self.mode or record[at + 1] != self.protocol):
-            self._binding(line, str(record[at]), str(record[at + 1]))
+            self.binding(line, str(record[at]), str(record[at + 1]))
         if cls is ProviderFacts:
             self.provider(line, record)  # type: ignore[arg-type]
         elif cls is ExchangeFacts:
@@ -334,7 +336,8 @@ class ChunkScanner:
         else:
             self.error(line, record)  # type: ignore[arg-type]
 
-    def _binding(self, line: int, mode: str, protocol: str) -> None:
+    def binding(self, line: int, mode: str, protocol: str) -> None:
+        """A record whose mode or protocol differs from the snapshot's."""
         self.sink.add(
             codes.BINDING,
             f"record says {mode}/{protocol}, the snapshot says {self.mode}/{self.protocol}",
@@ -343,7 +346,8 @@ class ChunkScanner:
             field="$.mode",
         )
 
-    def _sequence(self, seq: int, expected: int, file: str, line: int) -> None:
+    def sequence(self, seq: int, expected: int, file: str, line: int) -> None:
+        """A record out of sequence."""
         what = "repeats or goes back" if seq < expected else "skips"
         self.sink.add(
             codes.SEQUENCE,
@@ -718,19 +722,32 @@ def _blocks(path: str, start: int, end: int) -> Iterator[bytes]:
 def scan_chunk(spec: ChunkSpec) -> ChunkResult:
     """Check one chunk on its own.
 
-    A block of lines is decoded and split at once; each line tries the canonical route
-    and falls back to :meth:`ChunkScanner.feed` (the general route, which also reports a
-    last line without newline).
+    A block of lines is decoded and split at once. Each canonical line is matched by its
+    kind's pattern and handled here (the same sequence and binding checks as
+    :meth:`ChunkScanner.handle`, inlined for speed); any other line goes to
+    :meth:`ChunkScanner.feed`, the general route, which also reports a last line without
+    newline.
     """
     scanner = ChunkScanner(spec)
-    handle = scanner.handle
+    result = scanner.result
     feed = scanner.feed
-    parse = parse_canonical
+    handlers: dict[str, Any] = {
+        "cl": scanner.client,
+        "pr": scanner.provider,
+        "ex": scanner.exchange,
+        "er": scanner.error,
+    }
+    routes = {key: (*route, handlers[key]) for key, route in ROUTES.items()}
+    marker = KIND_MARKER
+    mode, protocol = spec.mode, spec.protocol
     line_no = 0
+    next_seq: int | None = None
     for block in _blocks(spec.path, spec.start, spec.end):
+        result.next_seq = next_seq
         if not block.endswith(b"\n"):
             line_no += 1
             feed(line_no, block)
+            next_seq = result.next_seq
             continue
         try:
             lines = block.decode("utf-8").split("\n")
@@ -738,18 +755,34 @@ def scan_chunk(spec: ChunkSpec) -> ChunkResult:
             for raw in block.split(b"\n")[:-1]:
                 line_no += 1
                 feed(line_no, raw + b"\n")
+            next_seq = result.next_seq
             continue
         lines.pop()  # the empty piece after the final newline
         for text in lines:
             line_no += 1
-            facts = parse(text)
-            if facts is None:
+            at = text.find(marker)
+            route = routes.get(text[at + 8 : at + 10]) if at >= 0 else None
+            match = route[0].fullmatch(text) if route is not None else None
+            if route is None or match is None:
+                result.next_seq = next_seq
                 feed(line_no, text.encode("utf-8") + b"\n")
-            else:
-                handle(line_no, facts)
-    scanner.result.lines = line_no
-    scanner.result.raw_records = line_no
-    return scanner.result
+                next_seq = result.next_seq
+                continue
+            record = route[1](match.groups())
+            seq = record[0]
+            if next_seq is None:
+                result.first_seq = (seq, line_no)
+            elif seq != next_seq:
+                scanner.sequence(seq, next_seq, spec.name, line_no)
+            next_seq = seq + 1
+            where = route[2]
+            if mode is not None and (record[where] != mode or record[where + 1] != protocol):
+                scanner.binding(line_no, str(record[where]), str(record[where + 1]))
+            route[3](line_no, record)
+    result.next_seq = next_seq
+    result.lines = line_no
+    result.raw_records = line_no
+    return result
 
 
 def chunk_specs(
@@ -798,7 +831,7 @@ class Merger(ChunkScanner):
         if chunk.first_seq is not None:
             seq, line = chunk.first_seq
             if seq != self.next_seq:
-                self._sequence(seq, self.next_seq, name, base + line)
+                self.sequence(seq, self.next_seq, name, base + line)
         if chunk.next_seq is not None:
             self.next_seq = chunk.next_seq
         for exchange, line in chunk.clients:

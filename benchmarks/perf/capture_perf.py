@@ -79,8 +79,15 @@ def measure(directory: Path, jobs: int | None) -> dict[str, Any]:
     start = time.perf_counter()
     report = validate_capture(records, directory / "metrics.json", arm="hpatch", jobs=jobs)
     elapsed = time.perf_counter() - start
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    self_usage = resource.getrusage(resource.RUSAGE_SELF)
+    child_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = self_usage.ru_maxrss / 1024
+    children = child_usage.ru_maxrss / 1024
+    cpu = sum(
+        u.ru_utime + u.ru_stime for u in (self_usage, child_usage)
+    )  # all processes; independent of other load on the machine
+    with Path("/proc/loadavg").open() as stream:
+        load = stream.read().split()[0]
     return {
         "ok": report.ok,
         "findings": [str(f) for f in report.findings[:5]],
@@ -90,6 +97,9 @@ def measure(directory: Path, jobs: int | None) -> dict[str, Any]:
         "mb_per_s": round(size / 1e6 / elapsed, 1),
         "peak_rss_mb": round(own, 1),
         "worker_peak_rss_mb": round(children, 1),
+        "cpu_seconds": round(cpu, 2),
+        "mb_per_cpu_second": round(size / 1e6 / cpu, 1),
+        "load_average": load,
     }
 
 
@@ -124,6 +134,10 @@ def main() -> int:
         f"{figures['seconds']} s: {figures['mb_per_s']} MB/s; peak RSS "
         f"{figures['peak_rss_mb']} MB (workers {figures['worker_peak_rss_mb']} MB); "
         f"valid={figures['ok']}"
+    )
+    print(
+        f"CPU {figures['cpu_seconds']} s over all processes: {figures['mb_per_cpu_second']} MB "
+        f"per CPU-second; 1-minute load average at the end {figures['load_average']}"
     )
     for finding in figures["findings"]:
         print(f"  {finding}")

@@ -300,6 +300,15 @@ def iter_records(directory: Path | str) -> Iterator[tuple[Path, int, Record]]:
 # ---------------------------------------------------------------------- Codex JSONL
 
 
+_CODEX_TO_CAPTURE = (
+    ("input_tokens", "input_tokens"),
+    ("cached_input_tokens", "cached_input_tokens"),
+    ("cache_write_input_tokens", "cache_write_input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("reasoning_output_tokens", "reasoning_tokens"),
+)
+
+
 def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> CodexThread:
     """The thread id and thread-total usage of one ``codex exec --json`` stream.
 
@@ -333,14 +342,17 @@ def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> Code
                     thread_id = value
             elif kind == "turn.completed":
                 reported = event.get("usage")
-                if isinstance(reported, dict) and all(
-                    type(v) is int and v >= 0 for v in reported.values()
-                ):
-                    usage = dict(reported)
+                known = (
+                    {k: reported[k] for k, _ in _CODEX_TO_CAPTURE if k in reported}
+                    if isinstance(reported, dict)
+                    else None
+                )
+                if known is not None and all(type(v) is int and v >= 0 for v in known.values()):
+                    usage = known
                 else:
                     sink.add(
                         codes.CODEX_SYNTAX,
-                        "turn.completed usage is not an object of non-negative integers",
+                        "turn.completed usage is not an object of non-negative token counts",
                         file=name,
                         line=line_no,
                         field="$.usage",
@@ -348,15 +360,6 @@ def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> Code
     if thread_id is None:
         sink.add(codes.CODEX_SYNTAX, "no thread.started event names the thread", file=name)
     return CodexThread(name, thread_id, usage)
-
-
-_CODEX_TO_CAPTURE = (
-    ("input_tokens", "input_tokens"),
-    ("cached_input_tokens", "cached_input_tokens"),
-    ("cache_write_input_tokens", "cache_write_input_tokens"),
-    ("output_tokens", "output_tokens"),
-    ("reasoning_output_tokens", "reasoning_tokens"),
-)
 
 
 def _reconcile_codex(

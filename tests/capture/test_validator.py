@@ -448,6 +448,24 @@ class TestReconciliation:
         finding = next(f for f in report.findings if f.code == codes.RECONCILE_CODEX)
         assert (str(stream), "$.usage.input_tokens") == (finding.file, finding.field)
 
+    def test_codex_usage_fields_beyond_the_mapping_are_ignored(self, capture):
+        """Fields of turn.completed usage that have no capture counterpart are not read."""
+        stream = capture.codex[0]
+        events = [json.loads(line) for line in stream.read_text().splitlines()]
+        events[-1]["usage"]["future_field"] = None
+        stream.write_text("".join(json.dumps(e) + "\n" for e in events))
+
+        assert capture.validate(codex_jsonl=capture.codex).ok
+
+    def test_codex_usage_must_be_counts(self, capture):
+        """A mapped usage field that is not a count is a Codex stream finding."""
+        stream = capture.codex[0]
+        events = [json.loads(line) for line in stream.read_text().splitlines()]
+        events[-1]["usage"]["output_tokens"] = "many"
+        stream.write_text("".join(json.dumps(e) + "\n" for e in events))
+
+        assert codes.CODEX_SYNTAX in capture.validate(codex_jsonl=capture.codex).codes()
+
     def test_codex_last_turn_is_the_thread_total(self, capture):
         """An earlier turn.completed is superseded by the last one."""
         stream = capture.codex[0]

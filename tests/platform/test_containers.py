@@ -1,0 +1,181 @@
+"""Grading, the module cache and preparation-only, in the real containers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.docker
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
+TASK = "kv-rangestream"
+
+# Passes only without a network interface beyond loopback and without root.
+NO_NETWORK_TEST = """package kv_test
+
+import (
+\t"net"
+\t"os"
+\t"testing"
+)
+
+func TestGraderSandbox(t *testing.T) {
+\tinterfaces, err := net.Interfaces()
+\tif err != nil {
+\t\tt.Fatal(err)
+\t}
+\tfor _, i := range interfaces {
+\t\tif i.Flags&net.FlagLoopback == 0 {
+\t\t\tt.Fatalf("network interface %s is present", i.Name)
+\t\t}
+\t}
+\tif os.Getuid() == 0 {
+\t\tt.Fatal("the grader runs as root")
+\t}
+}
+"""
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git"))
+    return target
+
+
+def _leftovers(project: str) -> list[str]:
+    label = f"label=com.docker.compose.project={project}"
+    found: list[str] = []
+    for kind in (["ps", "-aq"], ["network", "ls", "-q"], ["volume", "ls", "-q"]):
+        listed = subprocess.run(
+            ["docker", *kind, "--filter", label], capture_output=True, text=True, check=True
+        )
+        found += listed.stdout.split()
+    return found
+
+
+@pytest.mark.usefixtures("images")
+class TestGraderContainer:
+    def test_grades_without_network_as_a_user(
+        self, snapshots: dict[str, Path], tmp_path: Path, bench: Any
+    ) -> None:
+        """The oracle plus a sandbox probe passes: no interface but lo, not root."""
+        workspace = _copy(snapshots["oracle"], tmp_path / "ws")
+        (workspace / "kv" / "sandbox_probe_test.go").write_text(NO_NETWORK_TEST)
+        done = bench([str(LIBEXEC / "bench-grade"), TASK, str(workspace), str(tmp_path / "out")])
+        assert 0 == done.returncode, done.stderr
+        stdout = (tmp_path / "out" / "grader.stdout").read_text()
+        assert "0" == (tmp_path / "out" / "grader.exit").read_text().strip(), stdout[-3000:]
+        assert '"Test":"TestGraderSandbox"' in stdout
+
+    def test_qualification(self, snapshots: dict[str, Path], tmp_path: Path, bench: Any) -> None:
+        """Base fails with the discriminator and oracle passes, in the grader container."""
+        done = bench(
+            [
+                str(LIBEXEC / "bench-qualify"),
+                TASK,
+                str(snapshots["base"]),
+                str(snapshots["oracle"]),
+                str(tmp_path / "q"),
+            ]
+        )
+        assert 0 == done.returncode, done.stderr
+        assert "base fails with 'has no field or method RangeStream', oracle passes" in done.stderr
+
+    def test_qualification_names_what_differed(
+        self, snapshots: dict[str, Path], tmp_path: Path, bench: Any
+    ) -> None:
+        """Qualifying the oracle as base fails, naming the task and the verdict."""
+        done = bench(
+            [
+                str(LIBEXEC / "bench-qualify"),
+                TASK,
+                str(snapshots["oracle"]),
+                str(snapshots["oracle"]),
+                str(tmp_path / "q"),
+            ]
+        )
+        assert 1 == done.returncode
+        assert "task kv-rangestream: the hidden grader passed on base" in done.stderr
+
+
+@pytest.mark.usefixtures("images")
+class TestModuleCacheSetup:
+    def _variant(self, snapshots: dict[str, Path], tmp_path: Path, requires: str) -> Path:
+        base = _copy(snapshots["base"], tmp_path / "base")
+        go_mod = base / "go.mod"
+        go_mod.write_text(go_mod.read_text() + f"\nrequire {requires}\n")
+        return base
+
+    def test_owned_module_is_rejected(
+        self, snapshots: dict[str, Path], tmp_path: Path, go_proxy: Any, bench: Any
+    ) -> None:
+        """A task variant whose dependencies include an owned module: the cache is refused."""
+        go_proxy.add("kvstore.example/kv/v2", "v2.0.0")
+        base = self._variant(snapshots, tmp_path, "kvstore.example/kv/v2 v2.0.0")
+        done = bench(
+            [str(LIBEXEC / "bench-gomodcache"), TASK, str(base), str(base), str(tmp_path / "c")],
+            {"BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root)},
+        )
+        assert 1 == done.returncode
+        assert "isolation proof failed: gomodcache.owned" in done.stderr
+        assert "no arm may start" in done.stderr
+        assert "kvstore.example/kv/v2@v2.0.0" in done.stdout + done.stderr
+
+    def test_foreign_module_is_cached(
+        self, snapshots: dict[str, Path], tmp_path: Path, go_proxy: Any, bench: Any
+    ) -> None:
+        """A foreign dependency is downloaded offline from the file proxy and accepted."""
+        go_proxy.add("example.test/dep", "v1.0.0")
+        base = self._variant(snapshots, tmp_path, "example.test/dep v1.0.0")
+        cache = tmp_path / "c"
+        done = bench(
+            [str(LIBEXEC / "bench-gomodcache"), TASK, str(base), str(base), str(cache)],
+            {"BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root)},
+        )
+        assert 0 == done.returncode, done.stderr
+        assert (cache / "cache/download/example.test/dep/@v/v1.0.0.zip").is_file()
+        assert not list(tmp_path.glob("gomodcache-setup.*"))
+
+
+@pytest.mark.usefixtures("images")
+class TestPreparationOnly:
+    def test_clean_run(self, tmp_path: Path, bench: Any) -> None:
+        """The whole mode succeeds and leaves nothing of its Compose project behind."""
+        done = bench(
+            [str(REPO_ROOT / "benchmarks" / "bench.sh"), "preparation-only"],
+            {"RUNS_DIR": str(tmp_path), "HPBENCH_SKIP_BUILD": "1"},
+        )
+        assert 0 == done.returncode, done.stderr[-4000:]
+        (run_dir,) = tmp_path.iterdir()
+        phases = dict(
+            line.split("\t") for line in (run_dir / "phases.tsv").read_text().splitlines()
+        )
+        assert {"provision", "images", "snapshots", "gomodcache", "qualification"} <= set(phases)
+        assert {"topology-up", "isolation", "topology-down"} <= set(phases)
+        project = (run_dir / "compose-project").read_text().strip()
+        assert [] == _leftovers(project)
+        assert "no model was invoked and no arm started" in done.stderr
+
+    def test_failed_proof_stops_the_run(self, tmp_path: Path, bench: Any) -> None:
+        """An agent on the other arm's network: the run stops, named, and is taken down."""
+        override = tmp_path / "fault.yaml"
+        override.write_text("services:\n  hpatch-agent:\n    networks: [hpatch, control]\n")
+        runs = tmp_path / "runs"
+        done = bench(
+            [str(REPO_ROOT / "benchmarks" / "bench.sh"), "preparation-only"],
+            {
+                "RUNS_DIR": str(runs),
+                "HPBENCH_SKIP_BUILD": "1",
+                "BENCH_COMPOSE_OVERRIDES": str(override),
+            },
+        )
+        assert 1 == done.returncode
+        assert "isolation proof failed: topology.verify" in done.stderr
+        assert "isolation proof failed: hpatch-agent: other-router.name" in done.stderr
+        assert "no arm may start" in done.stderr
+        assert "no arm started" not in done.stderr
+        (run_dir,) = runs.iterdir()
+        assert [] == _leftovers((run_dir / "compose-project").read_text().strip())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import attrs
+import pytest
 
 from hpbench.capture import models
 from hpbench.capture.schema import (
@@ -90,3 +91,41 @@ class TestSchemaShape:
         for cls in models.RECORD_CLASSES.values():
             properties = records["$defs"][cls.__name__]["properties"]
             assert [f.name for f in attrs.fields(cls)] == list(properties)
+
+
+class TestSchemasAgreeWithTheValidator:
+    """The generated schemas accept what the validator accepts and refuse its schema faults."""
+
+    @staticmethod
+    def _validators():
+        jsonschema = pytest.importorskip("jsonschema")
+        return (
+            jsonschema.Draft202012Validator(record_schema()),
+            jsonschema.Draft202012Validator(snapshot_schema()),
+        )
+
+    def test_fixtures_are_valid(self, repo_root):
+        """Every kept schema-6 record and snapshot is valid under the schemas."""
+        records, snapshot = self._validators()
+        for arm in ("hpatch", "control"):
+            root = repo_root / "tests" / "data" / "capture" / f"v6-{arm}"
+            for line in (root / "capture" / "records.jsonl").read_text().splitlines():
+                records.validate(json.loads(line))
+            snapshot.validate(json.loads((root / "metrics.json").read_text()))
+
+    def test_schema_faults_are_refused(self, repo_root):
+        """Unknown keys, wrong versions, negative counts and missing fields are invalid."""
+        records, snapshot = self._validators()
+        root = repo_root / "tests" / "data" / "capture" / "v6-hpatch"
+        record = json.loads((root / "capture" / "records.jsonl").read_text().splitlines()[1])
+        metrics = json.loads((root / "metrics.json").read_text())
+        broken_records = [
+            {**record, "authorization": "Bearer x"},
+            {**record, "schema_version": 5},
+            {**record, "seq": -1},
+            {k: v for k, v in record.items() if k != "usage"},
+        ]
+        for broken in broken_records:
+            assert not records.is_valid(broken), broken
+        assert not snapshot.is_valid({**metrics, "schema": "hpatch.capture.metrics.v3"})
+        assert not snapshot.is_valid({**metrics, "extra": 1})

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import structlog
 
 from hpbench._convert import structure
 from hpbench.capture import codes
@@ -47,6 +48,8 @@ from hpbench.capture.models import (
 )
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+
+log = structlog.get_logger("hpbench.capture")
 
 RECORD_GLOB = "*.jsonl"
 """Record files inside a ``--capture-output`` directory, read in name order."""
@@ -667,6 +670,14 @@ def validate_capture(
         _reconcile_codex(codex_threads, derived or merger.totals.aggregates_json(), sink)
 
     label = None if codes.BINDING in sink.counts else binding.label
+    log.info(
+        "capture validated",
+        records=str(directory),
+        arm=binding.arm.value,
+        raw_records=merger.raw_records,
+        findings=sum(sink.counts.values()),
+        label=label,
+    )
     return CaptureReport(
         arm=binding.arm,
         expected=binding,

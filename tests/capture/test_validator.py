@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from hpbench.capture import codes
 from hpbench.capture.models import (
@@ -85,6 +86,14 @@ class TestValid:
         assert summary is not None
         assert 12 == summary["requests"]["logical_requests"]
         assert 13 == summary["requests"]["provider_attempts"]
+
+    def test_logs_one_summary_line(self, capture):
+        """Each validation logs one summary event."""
+        with capture_logs() as logs:
+            capture.validate()
+
+        events = [e for e in logs if e["event"] == "capture validated"]
+        assert [(37, 0)] == [(e["raw_records"], e["findings"]) for e in events]
 
     def test_control_capture_is_valid(self, make_capture):
         """A passthrough/native capture is valid control evidence."""

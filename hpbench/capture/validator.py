@@ -49,8 +49,6 @@ from hpbench.capture.models import (
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 
-log = structlog.get_logger("hpbench.capture")
-
 RECORD_GLOB = "*.jsonl"
 """Record files inside a ``--capture-output`` directory, read in name order."""
 
@@ -670,7 +668,8 @@ def validate_capture(
         _reconcile_codex(codex_threads, derived or merger.totals.aggregates_json(), sink)
 
     label = None if codes.BINDING in sink.counts else binding.label
-    log.info(
+    # A logger per call, so a configuration made later (or by a test) applies to it.
+    structlog.get_logger("hpbench.capture").info(
         "capture validated",
         records=str(directory),
         arm=binding.arm.value,

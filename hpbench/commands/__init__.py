@@ -15,7 +15,8 @@ from hpbench.commands.classify import Classified, classify
 from hpbench.commands.contract import SCHEMA, to_json
 from hpbench.commands.findings import Observation, observations
 from hpbench.commands.operands import Operands, covers
-from hpbench.commands.shell import SimpleCommand, split_command
+from hpbench.commands.shell import split_command
+from hpbench.commands.simple import SimpleCommand
 from hpbench.commands.words import Word
 
 __all__ = [

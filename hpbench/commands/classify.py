@@ -20,7 +20,7 @@ from hpbench.commands.categories import LOOP_CATEGORIES, Category
 from hpbench.commands.context import Context, Interpretation
 from hpbench.commands.git import interpret_git
 from hpbench.commands.operands import Operands
-from hpbench.commands.shell import SimpleCommand
+from hpbench.commands.simple import SimpleCommand
 from hpbench.commands.tools import TOOLS
 from hpbench.commands.wrappers import unwrap
 

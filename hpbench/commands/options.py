@@ -13,7 +13,6 @@ import attrs
 
 from hpbench.commands.words import Word
 
-
 # An unquoted option such as ``--glob=*.go`` is not literal only because of its
 # glob characters; the shell passes it unchanged unless a file is named like it.
 _EXPANSION_OR_QUOTE = re.compile(r"[$`'\"\\~{]")

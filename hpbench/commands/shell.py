@@ -15,7 +15,6 @@ the same script moved it.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from functools import cache
 
@@ -23,44 +22,32 @@ import attrs
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from hpbench.commands.plain import split_plain
+from hpbench.commands.simple import SimpleCommand, cwd_after
 from hpbench.commands.words import WORD_NODE_TYPES, Word, node_text, word_of
-from hpbench.commands.wrappers import unwrap
+from hpbench.commands.wrappers import is_wrapper, unwrap
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _MAX_NESTING = 4
-# Codex's own wrapper, quoted with no inner single quote: the script is the
-# quoted text exactly, so the outer parse can be skipped (it halves the cost).
-_CODEX_WRAPPER = re.compile(r"(?:/usr)?(?:/bin/)?(?:bash|sh|zsh) -l?c '([^']*)'", re.DOTALL)
+# Codex's own wrapper: ``/bin/bash -lc <script>``. When the script is quoted in
+# one of the ways Codex and shlex quote (single quotes, double quotes without
+# expansions, or single-quoted runs joined by '"'"'), it is decoded directly and
+# the outer parse is skipped, which halves the cost of the common case.
+_CODEX_WRAPPER = re.compile(r"(?:/usr)?(?:/bin/)?(?:bash|sh|zsh) -l?c (.+)", re.DOTALL)
+_SINGLE_QUOTED = re.compile(r"'([^']*)'", re.DOTALL)
+_DOUBLE_QUOTED = re.compile(r'"((?:[^"\\$`]|\\.)*)"', re.DOTALL)
+_SHLEX_JOINED = re.compile(r"(?:'[^']*'|\"'\"|\\')+", re.DOTALL)
+_SHLEX_PIECE = re.compile(r"'([^']*)'|\"(')\"|\\(')", re.DOTALL)
+_DOUBLE_QUOTE_ESCAPE = re.compile(r"\\([\\$`\"\n])")
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _CONDITIONAL = frozenset(
     {"if_statement", "while_statement", "for_statement", "c_style_for_statement", "case_statement"}
 )
+_FLAT_WORDS = frozenset({"word", "number", "raw_string", "test_operator"})
+_DECLARATION_KEYWORDS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _OWN_SCOPE = frozenset({"subshell", "command_substitution", "process_substitution"})
-
-
-@attrs.frozen
-class SimpleCommand:
-    """One simple command of a script, with the context that decides its operands.
-
-    Attributes:
-        words: the command name and its arguments (wrappers such as ``env`` kept).
-        writes: files its output is redirected into (``/dev/null`` and fd copies left out).
-        stdin_file: the file its stdin is redirected from, if any.
-        stdin_is_pipe: its stdin is a stream, not a file: it is not the first
-            command of a pipeline, or it reads a heredoc or here-string.
-        cwd: where it runs relative to where the script started (``.`` unless a
-            ``cd`` moved it); ``None`` when a ``cd`` went somewhere unknown.
-        ambiguous: it lies in or beside a part of the script that did not parse,
-            or in a script that could not be unwrapped.
-    """
-
-    words: tuple[Word, ...]
-    writes: tuple[Word, ...] = ()
-    stdin_file: Word | None = None
-    stdin_is_pipe: bool = False
-    cwd: str | None = "."
-    ambiguous: bool = False
 
 
 @cache
@@ -82,6 +69,8 @@ class _Walk:
     piped: set[int] = attrs.field(factory=set)
 
     def visit(self, node: Node, in_error: bool, conditional: bool) -> None:
+        if node.named_child_count == 0:
+            return
         kind = node.type
         if kind in ("command", "declaration_command", "unset_command"):
             self.command(node, in_error, conditional)
@@ -96,7 +85,8 @@ class _Walk:
         in_error = in_error or kind == "ERROR"
         conditional = conditional or kind in _CONDITIONAL
         saved_cwd = self.cwd
-        for child in node.children:
+        # Operators and keywords are anonymous nodes; only named ones hold commands.
+        for child in node.named_children:
             self.visit(child, in_error, conditional)
         if kind in _OWN_SCOPE:
             self.cwd = saved_cwd
@@ -141,18 +131,26 @@ class _Walk:
 
     def command(self, node: Node, in_error: bool, conditional: bool) -> None:
         words: list[Word] = []
+        nested: list[Node] = []
+        source = self.source
         for child in node.children:
             kind = child.type
             if kind == "command_name":
-                words.extend(word_of(part, self.source) for part in child.children)
-            elif kind in WORD_NODE_TYPES:
-                words.append(word_of(child, self.source))
-            elif kind in ("export", "declare", "local", "readonly", "typeset", "unset"):
+                for part in child.children:
+                    words.append(word_of(part, source))
+                    if part.type not in _FLAT_WORDS:
+                        nested.append(part)
+                continue
+            if kind in WORD_NODE_TYPES:
+                words.append(word_of(child, source))
+            elif kind in _DECLARATION_KEYWORDS:
                 words.append(Word(kind, literal=True))
             elif kind == "variable_assignment" and node.type != "command":
-                words.append(word_of_assignment(child, self.source))
-            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                words.append(word_of_assignment(child, source))
+            elif kind in _REDIRECTS:
                 self.redirect(child, node.id)
+            if kind not in _FLAT_WORDS and child.named_child_count:
+                nested.append(child)
         ambiguous = in_error or (self.has_error and _touches_error(node))
         simple = SimpleCommand(
             words=tuple(words),
@@ -168,12 +166,8 @@ class _Walk:
         # Substitutions in the arguments run too, before the command itself;
         # they are listed after it, in source order.
         saved_cwd = self.cwd
-        for child in node.children:
-            if child.type not in ("command_name", "word", "number", "raw_string"):
-                self.visit(child, in_error, conditional)
-            elif child.type == "command_name":
-                for part in child.children:
-                    self.visit(part, in_error, conditional)
+        for child in nested:
+            self.visit(child, in_error, conditional)
         self.cwd = saved_cwd
 
     def orphan_name(self, node: Node) -> None:
@@ -208,21 +202,9 @@ class _Walk:
         return True
 
     def follow_cd(self, simple: SimpleCommand, conditional: bool) -> None:
-        words = simple.words
-        if not words or words[0].text not in ("cd", "pushd", "popd"):
-            return
-        target = words[1] if len(words) == 2 else None
-        if (
-            conditional
-            or self.cwd is None
-            or target is None
-            or not target.literal
-            or target.text in ("-", "")
-            or words[0].text == "popd"
-        ):
-            self.cwd = None
-        else:
-            self.cwd = posixpath.normpath(posixpath.join(self.cwd, target.text))
+        moved = cwd_after(simple.words, self.cwd)
+        # A cd that may or may not run (inside if/while/for/case) leaves it unknown.
+        self.cwd = None if conditional and moved != self.cwd else moved
 
 
 def word_of_assignment(node: Node, source: bytes) -> Word:
@@ -232,10 +214,16 @@ def word_of_assignment(node: Node, source: bytes) -> Word:
 
 def shell_script(words: tuple[Word, ...]) -> Word | None:
     """The script of ``bash -c SCRIPT`` / ``sh -lc SCRIPT`` / ``eval SCRIPT``, else ``None``."""
-    words = unwrap(words).words
     if not words or not words[0].literal:
         return None
-    name = posixpath.basename(words[0].text)
+    name = words[0].text.rpartition("/")[2]
+    if name not in SHELLS and name != "eval":
+        if not is_wrapper(name):
+            return None
+        words = unwrap(words).words
+        if not words or not words[0].literal:
+            return None
+        name = words[0].text.rpartition("/")[2]
     if name == "eval":
         if len(words) < 2:
             return None
@@ -290,11 +278,33 @@ def _touches_error(node: Node) -> bool:
 
 
 def _parse_script(script: str, depth: int, cwd: str | None) -> list[SimpleCommand]:
-    source = script.encode("utf-8")
-    root = _parser().parse(source).root_node
+    plain = split_plain(script, cwd)
+    if plain is not None:
+        return plain
+    return parse_tree(script, depth, cwd)
+
+
+def parse_tree(script: str, depth: int, cwd: str | None) -> list[SimpleCommand]:
+    """Split ``script`` with tree-sitter-bash alone (see also :mod:`hpbench.commands.plain`)."""
+    source = script.encode("utf-8", errors="surrogatepass")
+    tree = _parser().parse(source)
+    root = tree.root_node
     walk = _Walk(source=source, has_error=root.has_error, depth=depth, cwd=cwd, out=[])
     walk.visit(root, in_error=False, conditional=False)
     return walk.out
+
+
+def _quoted_script(argument: str) -> str | None:
+    """The script a quoted shell argument stands for, when decoding it needs no parser."""
+    match = _SINGLE_QUOTED.fullmatch(argument)
+    if match is not None:
+        return match.group(1)
+    match = _DOUBLE_QUOTED.fullmatch(argument)
+    if match is not None:
+        return _DOUBLE_QUOTE_ESCAPE.sub(r"\1", match.group(1))
+    if _SHLEX_JOINED.fullmatch(argument) is not None:
+        return "".join("".join(piece) for piece in _SHLEX_PIECE.findall(argument))
+    return None
 
 
 def split_command(command: str) -> tuple[SimpleCommand, ...]:
@@ -305,5 +315,7 @@ def split_command(command: str) -> tuple[SimpleCommand, ...]:
     """
     match = _CODEX_WRAPPER.fullmatch(command)
     if match is not None:
-        return tuple(_parse_script(match.group(1), 1, "."))
+        script = _quoted_script(match.group(1))
+        if script is not None:
+            return tuple(_parse_script(script, 1, "."))
     return tuple(_parse_script(command, 0, "."))

@@ -10,6 +10,7 @@ a concrete path.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import attrs
 from tree_sitter import Node
@@ -21,6 +22,12 @@ class Word:
 
     text: str
     literal: bool
+
+
+@lru_cache(maxsize=8192)
+def literal_word(text: str) -> Word:
+    """The literal word ``text``; shared instances, since agents repeat the same words."""
+    return Word(text, literal=True)
 
 
 # Characters that make an unquoted word more than its text: escapes (resolved
@@ -48,7 +55,7 @@ def node_text(node: Node, source: bytes) -> str:
 
 def _unquoted_word(raw: str) -> Word:
     if not _SPECIAL.search(raw):
-        return Word(raw, literal=True)
+        return literal_word(raw)
     if raw.startswith("~"):
         return Word(raw, literal=False)
     chars: list[str] = []
@@ -90,7 +97,7 @@ def word_of(node: Node, source: bytes) -> Word:
     if kind in ("word", "test_operator", "regex", "extglob_pattern"):
         return _unquoted_word(node_text(node, source))
     if kind == "number":
-        return Word(node_text(node, source), literal=True)
+        return literal_word(node_text(node, source))
     if kind == "raw_string":
         return Word(node_text(node, source)[1:-1], literal=True)
     if kind in ("string", "translated_string"):

@@ -7,8 +7,6 @@ which can never be known: a command run through it is ambiguous.
 
 from __future__ import annotations
 
-import posixpath
-
 import attrs
 
 from hpbench.commands.words import Word
@@ -65,12 +63,17 @@ def _skip_options(words: tuple[Word, ...], start: int, wrapper: str) -> int:
     return index + _POSITIONAL_FIRST.get(wrapper, 0)
 
 
+def is_wrapper(name: str) -> bool:
+    """Whether ``name`` runs another command given as its arguments."""
+    return name in _VALUE_OPTIONS
+
+
 def unwrap(words: tuple[Word, ...]) -> Unwrapped:
     """Strip wrapper commands (with their options) from the front of ``words``."""
     wrappers: list[str] = []
     index = 0
     while index < len(words) and words[index].literal:
-        name = posixpath.basename(words[index].text)
+        name = words[index].text.rpartition("/")[2]
         if name not in _VALUE_OPTIONS:
             break
         wrappers.append(name)

@@ -7,6 +7,7 @@ analysis and phase times. Unknown values print as "unavailable", never 0.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,21 @@ LABELS = {
     "output_text_savings_bytes": "assistant output_text savings, bytes (signed)",
     "provider_stream_bytes": "response-stream transport, bytes",
 }
+
+
+# Identities that evidence messages may carry and summary.md must not: UUIDs
+# (threads, sessions), provider and tool-call ids, turn-state tokens, long hex
+# digests of captured content. report.json keeps the messages whole.
+_IDENTITY = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|\b(?:req|resp|call|fc|fco|ctc|ws|rs|msg|ts|item|chatcmpl)_[A-Za-z0-9_-]+"
+    r"|\b[0-9a-fA-F]{16,}\b"
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with every identity-shaped token replaced by ``<id>``."""
+    return _IDENTITY.sub("<id>", text)
 
 
 def _number(value: Any) -> str:
@@ -166,7 +182,7 @@ def _captures(report: dict[str, Any]) -> list[str]:
         repetition, _, arm = key.partition("-")
         state = "valid" if verdict["valid"] else "INVALID"
         lines.append(f"- repetition {repetition}, {arm}: {state}")
-        lines += [f"  - {finding}" for finding in verdict["findings"]]
+        lines += [f"  - {redact(finding)}" for finding in verdict["findings"]]
     return [*lines, ""]
 
 
@@ -193,7 +209,7 @@ def _commands(report: dict[str, Any]) -> list[str]:
             f"{arm}: {data['same_path_loops']} same-path structural loop(s), "
             f"{data['workspace_diff_loops']} workspace-wide git diff loop(s).",
         ]
-        lines += [f"- {text}" for text in data["observations"]]
+        lines += [f"- {redact(text)}" for text in data["observations"]]
     return [*lines, ""]
 
 
@@ -252,7 +268,7 @@ def render_summary(report: dict[str, Any]) -> str:
     if outcome["ok"]:
         verdict.append("Every scheduled attempt ran and passed, and all evidence validated.")
     else:
-        verdict += [f"- {reason}" for reason in outcome["reasons"]]
+        verdict += [f"- {redact(reason)}" for reason in outcome["reasons"]]
     sections = [
         _banner(report["run"]),
         [*verdict, ""],

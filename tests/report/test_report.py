@@ -239,6 +239,22 @@ class TestSummary:
         assert THREAD_ID not in summary
         assert REQUEST_ID not in summary
 
+    def test_findings_lose_their_identities(self, one_pair: Path) -> None:
+        """A validator finding that names a thread or request shows in summary.md redacted."""
+
+        def check(_: Path, arm: str, __: Sequence[Path]) -> CaptureVerdict:
+            return CaptureVerdict(
+                arm == "control",
+                (f"capture.codex.unreported: no usage for thread {THREAD_ID} ({REQUEST_ID})",),
+            )
+
+        report = build_report(one_pair, check)
+        summary = render_summary(report)
+        assert THREAD_ID not in summary
+        assert REQUEST_ID not in summary
+        assert "no usage for thread <id> (<id>)" in summary
+        assert THREAD_ID in json.dumps(report)  # the machine-readable report keeps it
+
     def test_unknown_is_unavailable_not_zero(self, tmp_path: Path) -> None:
         """A figure the snapshot lacks prints as unavailable."""
         partial = snapshot(1000, 300)

@@ -265,7 +265,7 @@ class ChunkScanner:
             return None
         try:
             value = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:
             sink.add(codes.RECORD_SYNTAX, f"not a JSON object: {exc}", file=name, line=line_no)
             return None
         if not isinstance(value, dict):

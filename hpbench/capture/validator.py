@@ -201,7 +201,7 @@ def _read_snapshot(path: Path, sink: FindingSink) -> tuple[dict[str, Any], Metri
         return None
     try:
         data = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         sink.add(codes.SNAPSHOT_SYNTAX, f"not JSON: {exc}", file=name)
         return None
     if not isinstance(data, dict):
@@ -272,7 +272,7 @@ def iter_records(directory: Path | str) -> Iterator[tuple[Path, int, Record]]:
             for line_no, raw in enumerate(stream, start=1):
                 try:
                     value = json.loads(raw)
-                except ValueError as exc:
+                except (ValueError, RecursionError) as exc:
                     finding = Finding(
                         code=codes.RECORD_SYNTAX, message=str(exc), file=str(path), line=line_no
                     )
@@ -331,7 +331,7 @@ def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> Code
                 continue
             try:
                 event = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 sink.add(codes.CODEX_SYNTAX, "not a JSON event", file=name, line=line_no)
                 continue
             if not isinstance(event, dict):

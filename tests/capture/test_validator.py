@@ -353,6 +353,13 @@ class TestRecordContract:
 
         assert codes.RECORD_SYNTAX in capture.validate().codes()
 
+    def test_deeply_nested_line(self, capture):
+        """A pathological line is a syntax finding, not a crash."""
+        with capture.record_file.open("a") as stream:
+            stream.write("[" * 100_000 + "]" * 100_000 + "\n")
+
+        assert codes.RECORD_SYNTAX in capture.validate().codes()
+
     def test_savings_must_be_the_difference(self, capture):
         """savings_bytes is client - provider; anything else is refused."""
         index = capture.index_of("exchange")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import attrs
-import pytest
+import jsonschema
 
 from hpbench.capture import models
 from hpbench.capture.schema import (
@@ -98,7 +98,6 @@ class TestSchemasAgreeWithTheValidator:
 
     @staticmethod
     def _validators():
-        jsonschema = pytest.importorskip("jsonschema")
         return (
             jsonschema.Draft202012Validator(record_schema()),
             jsonschema.Draft202012Validator(snapshot_schema()),

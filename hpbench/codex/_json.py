@@ -41,9 +41,13 @@ def _first_value_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+# One decoder for every line: json.loads with a hook would build a new one each call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_first_value_wins)
+
+
 def decode_line(text: str) -> Any:
     """Decode one line of JSON; raises :class:`ValueError` when it is not JSON."""
-    return json.loads(text, object_pairs_hook=_first_value_wins)
+    return _DECODER.decode(text)
 
 
 def later_value(obj: dict[str, Any], key: str) -> Any:

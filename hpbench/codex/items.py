@@ -153,6 +153,18 @@ def item_type(item: Item) -> str:
 
 
 def _command_execution(raw: dict[str, Any], path: str) -> CommandExecution:
+    # The most frequent item: check the well-formed case inline, and let the
+    # field helpers word the finding only when something is off.
+    item_id, command, status = raw.get("id"), raw.get("command"), raw.get("status")
+    exit_code, output = raw.get("exit_code"), raw.get("aggregated_output")
+    if (
+        type(item_id) is str
+        and type(command) is str
+        and type(status) is str
+        and (exit_code is None or type(exit_code) is int)
+        and (output is None or type(output) is str)
+    ):
+        return CommandExecution(item_id, command, exit_code, status, len(output or ""))
     output = f.optional_str(raw, "aggregated_output", path) or ""
     return CommandExecution(
         id=f.required_str(raw, "id", path),

@@ -51,11 +51,17 @@ class ParsedArgs:
 
     def values(self, *names: str) -> tuple[Word, ...]:
         """Every value given to any of ``names``."""
+        if not self.options:
+            return ()
         return tuple(value for name, value in self.options if name in names)
 
     def has(self, *names: str) -> bool:
         """Whether any of ``names`` was given, as a flag or with a value."""
-        return any(name in self.flags for name in names) or bool(self.values(*names))
+        flags = self.flags
+        for name in names:
+            if name in flags:
+                return True
+        return bool(self.options) and bool(self.values(*names))
 
 
 def parse_args(words: tuple[Word, ...], spec: OptionSpec) -> ParsedArgs:

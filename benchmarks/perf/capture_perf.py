@@ -72,7 +72,10 @@ def generate(directory: Path, size_mb: int) -> None:
 
 def measure(directory: Path, jobs: int | None) -> dict[str, Any]:
     """Validate the capture and return the figures (run in a fresh process)."""
-    from hpbench.capture.validator import validate_capture  # noqa: PLC0415 - after the fork
+    from hpbench._logging import configure  # noqa: PLC0415 - in the measuring process only
+    from hpbench.capture.validator import validate_capture  # noqa: PLC0415
+
+    configure(level="warning")  # log events go to stderr; stdout carries the figures
 
     records = directory / "capture"
     size = sum(path.stat().st_size for path in records.glob("*.jsonl"))

@@ -140,6 +140,7 @@ class TestCanonicalRoute:
         if facts is not None:
             assert facts_from_json(record) == facts
 
+    @settings(deadline=None)
     @given(st.sampled_from(SAMPLES), st.sampled_from([" ", "\t"]))
     def test_non_canonical_spelling_takes_the_general_route(self, record, space):
         """Whitespace sends a valid line to the general route, which still accepts it."""

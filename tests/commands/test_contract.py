@@ -28,6 +28,7 @@ ROOTS = {
     "real-compound": "/tmp/corpus/run-compound/ws",
     "real-mixed": "/tmp/corpus/run-mixed/ws",
     "real-failure": "/tmp/corpus/run-failure/ws",
+    "real-quoting": "/tmp/corpus/run-quoting/ws",
     "hand-rules": "/workspace",
     "hand-all-items": "/workspace",
     "hand-malformed": "/workspace",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from hpbench.commands import SimpleCommand, Word, split_command
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "codex"
 
 
 def argvs(command: str) -> list[list[str]]:
@@ -39,6 +44,33 @@ class TestUnwrapping:
         """Codex escapes inner single quotes as '"'"'; the script is recovered."""
         command = "/bin/bash -lc 'sed -n '\"'\"'1,80p'\"'\"' a.go'"
         assert [["sed", "-n", "1,80p", "a.go"]] == argvs(command)
+
+    def test_double_quoted_script(self):
+        """Codex double-quotes a script holding single quotes; escapes are resolved."""
+        command = '/bin/bash -lc "echo \\"a b\\" \'c d\'"'
+        assert [["echo", "a b", "c d"]] == argvs(command)
+
+    def test_outer_expansion_is_not_the_script(self):
+        """In ``bash -lc "cat $HOME/a"`` the outer shell would expand: not literal."""
+        (simple,) = split_command('/bin/bash -lc "cat $HOME/a.go"')
+        assert simple.ambiguous
+
+    def test_real_codex_mixed_quoting(self):
+        """Codex mixes double- and single-quoted runs; the exact script is recovered."""
+        line = (DATA / "real-quoting.jsonl").read_text(encoding="utf-8").splitlines()[3]
+        command = json.loads(line)["item"]["command"]
+        printf, echo = split_command(command)
+        assert [
+            Word("printf", True),
+            Word("%s\\n", True),
+            Word('"$HOME"', False),
+            Word("a b", True),
+            Word('x"y', True),
+            Word("`echo hi`", False),
+            Word("$PWD", True),
+            Word("!x", True),
+        ] == list(printf.words)
+        assert ["echo", "hi"] == [word.text for word in echo.words]
 
     def test_non_literal_script_is_ambiguous(self):
         """``bash -c "$CMD"`` cannot be looked into."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,19 +29,25 @@ class TestProvision:
         assert "debootstrap" not in done.stderr
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
-    def test_non_root_is_told_what_is_missing(self, tmp_path: Path) -> None:
+    def test_non_root_is_told_what_is_missing(self) -> None:
         """An unprivileged user without engine access gets the missing piece and its fix."""
         setpriv = shutil.which("setpriv")
         assert setpriv is not None
-        done = subprocess.run(
-            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", str(PROVISION)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-            cwd=tmp_path,
-        )
+        # A world-readable copy: the checkout itself may sit under a private home.
+        with tempfile.TemporaryDirectory(prefix="hpbench-provision-") as scratch:
+            Path(scratch).chmod(0o755)
+            script = Path(scratch) / "provision.sh"
+            shutil.copy(PROVISION, script)
+            script.chmod(0o755)
+            done = subprocess.run(
+                [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", str(script)],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=120,
+                env={"PATH": os.environ["PATH"], "HOME": scratch},
+                cwd=scratch,
+            )
         assert 1 == done.returncode
         assert "is not root" in done.stderr
         assert "the Docker engine is not running or nobody may not use it" in done.stderr

@@ -182,6 +182,9 @@ main() {
   if engine_up; then
     ensure_compose
     ensure_base_image
+  else
+    need "the Compose plugin and the base image could not be checked without the engine" \
+      "get the engine running first, then run benchmarks/provision.sh again"
   fi
   ensure_go
   ensure_codex

@@ -26,6 +26,7 @@ from hpbench.instructions import (
     load_pins,
     write_instructions,
 )
+from hpbench.instructions.stock import bundled_stock
 
 pytestmark = pytest.mark.codex
 
@@ -133,8 +134,30 @@ class TestPinnedCli:
         request = run_codex(recorder, tmp_path / "stock-home", None)
         (tmp_path / "request.json").write_text(json.dumps(request))
         stock = extract_stock(tmp_path / "request.json", CODEX_VERSION, MODEL)
+        catalog = subprocess.run(
+            [os.environ.get("HPBENCH_CODEX_BIN", "codex"), "debug", "models", "--bundled"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "CODEX_HOME": str(tmp_path / "stock-home")},
+        ).stdout
+        (tmp_path / "models.json").write_text(catalog)
+        bundled = bundled_stock(tmp_path / "models.json", CODEX_VERSION, MODEL)
+        assert bundled.text == stock.text  # the embedded text is exactly what the CLI sends
+
         pin_set = load_pins(default_pins_path())
         derived = derive(stock, pin_set)
+        lines = derived.diff.splitlines()
+        removed = [
+            line[1:] for line in lines if line.startswith("-") and not line.startswith("---")
+        ]
+        added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+        assert [
+            pin_set.pins.remove_rg_preference_line,
+            pin_set.pins.remove_exec_command_line,
+        ] == removed
+        guidance = [*pin_set.guidance_text.strip("\n").splitlines(), ""]
+        assert sorted(guidance) == sorted(added)
         out = tmp_path / "instructions"
         write_instructions(derived, pin_set, out)
 

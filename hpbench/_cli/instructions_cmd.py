@@ -25,7 +25,7 @@ from hpbench.instructions import (
     write_stock,
 )
 from hpbench.instructions.delivery import prove_delivery
-from hpbench.instructions.stock import bundled_stock
+from hpbench.instructions.stock import StockInstructions, bundled_stock
 
 log = structlog.get_logger()
 
@@ -93,28 +93,27 @@ def register(commands: Any) -> None:
     check.set_defaults(handler=check_delivery_command)
 
 
-def extract_command(args: argparse.Namespace) -> int:
-    """``hpbench instructions extract``."""
-    stock = extract_stock(args.request, args.codex_version, args.model)
-    write_stock(stock, args.out, source=str(args.request))
+def _keep_stock(args: argparse.Namespace, stock: StockInstructions, source: str) -> int:
+    """Write the stock artifact and print what was kept."""
+    write_stock(stock, args.out, source=source)
     summary = {"sha256": stock.sha256, "codex_version": stock.codex_version, "model": stock.model}
     if args.json:
         print_json(summary)
     else:
         print_fields([(key, str(value)) for key, value in summary.items()])
     return EXIT_OK
+
+
+def extract_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions extract``."""
+    stock = extract_stock(args.request, args.codex_version, args.model)
+    return _keep_stock(args, stock, str(args.request))
 
 
 def bundled_command(args: argparse.Namespace) -> int:
     """``hpbench instructions bundled``."""
     stock = bundled_stock(args.catalog, args.codex_version, args.model)
-    write_stock(stock, args.out, source=f"{args.catalog} (bundled catalog)")
-    summary = {"sha256": stock.sha256, "codex_version": stock.codex_version, "model": stock.model}
-    if args.json:
-        print_json(summary)
-    else:
-        print_fields([(key, str(value)) for key, value in summary.items()])
-    return EXIT_OK
+    return _keep_stock(args, stock, f"{args.catalog} (bundled catalog)")
 
 
 def check_records_command(args: argparse.Namespace) -> int:

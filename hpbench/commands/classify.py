@@ -12,17 +12,15 @@ can form loops (file-read, search, content-diff).
 
 from __future__ import annotations
 
-import posixpath
-
 import attrs
 
 from hpbench.commands.categories import LOOP_CATEGORIES, Category
 from hpbench.commands.context import Context, Interpretation
 from hpbench.commands.git import interpret_git
-from hpbench.commands.operands import Operands
+from hpbench.commands.operands import NO_OPERANDS, Operands
 from hpbench.commands.simple import SimpleCommand
 from hpbench.commands.tools import TOOLS
-from hpbench.commands.wrappers import unwrap
+from hpbench.commands.wrappers import is_wrapper, unwrap
 
 
 @attrs.frozen
@@ -50,15 +48,18 @@ def classify(simple: SimpleCommand, workspace_root: str | None) -> Classified:
         simple: from :func:`~hpbench.commands.shell.split_command`.
         workspace_root: where Codex ran; concrete operands become relative to it.
     """
-    unwrapped = unwrap(simple.words)
-    words = unwrapped.words
-    ambiguous = simple.ambiguous or unwrapped.stdin_operands
+    words = simple.words
+    stdin_operands = False
+    if words and words[0].literal and is_wrapper(words[0].text.rpartition("/")[2]):
+        unwrapped = unwrap(words)
+        words, stdin_operands = unwrapped.words, unwrapped.stdin_operands
+    ambiguous = simple.ambiguous or stdin_operands
     if not words:
-        return Classified(Category.OTHER, Operands(), ambiguous)
+        return Classified(Category.OTHER, NO_OPERANDS, ambiguous)
     if not words[0].literal:
-        return Classified(Category.OTHER, Operands(), ambiguous=True)
+        return Classified(Category.OTHER, NO_OPERANDS, ambiguous=True)
     context = Context(
-        name=posixpath.basename(words[0].text),
+        name=words[0].text.rpartition("/")[2],
         args=words[1:],
         cwd=simple.cwd,
         root=workspace_root,
@@ -70,11 +71,11 @@ def classify(simple: SimpleCommand, workspace_root: str | None) -> Classified:
     if simple.writes and context.writes_into_workspace(simple.writes):
         category = Category.EDIT
     if category not in LOOP_CATEGORIES:
-        return Classified(category, Operands(), ambiguous)
+        return Classified(category, NO_OPERANDS, ambiguous)
     operands = interpretation.operands
-    if not unwrapped.stdin_operands and _is_stream_filter(category, operands, simple):
+    if not stdin_operands and _is_stream_filter(category, operands, simple):
         # ``… | head -n 5`` or ``grep x <<<"$v"`` reads no file: it filters a stream.
-        return Classified(Category.OTHER, Operands(), ambiguous)
+        return Classified(Category.OTHER, NO_OPERANDS, ambiguous)
     return Classified(category, operands, ambiguous or bool(operands.ambiguous))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import attrs
 
 from hpbench.commands.categories import Category
-from hpbench.commands.operands import Operands, resolve
+from hpbench.commands.operands import NO_OPERANDS, Operands, resolve
 from hpbench.commands.words import Word
 
 _DEVICES = ("/dev/",)
@@ -60,7 +60,7 @@ class Interpretation:
     """A category and, for loop categories, the operands."""
 
     category: Category
-    operands: Operands = attrs.field(factory=Operands)
+    operands: Operands = NO_OPERANDS
 
 
 Interpreter = Callable[[Context], Interpretation]

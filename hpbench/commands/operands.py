@@ -42,6 +42,10 @@ class Operands:
     workspace_wide: bool = False
 
 
+NO_OPERANDS = Operands()
+"""Shared empty operands (the class is frozen, so sharing is safe)."""
+
+
 def resolve(word: Word, cwd: str | None, root: str | None) -> str | None:
     """The workspace-relative path ``word`` names, or ``None`` when it cannot be known."""
     text = word.text

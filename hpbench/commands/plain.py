@@ -24,8 +24,13 @@ from hpbench.commands.words import Word, literal_word
 _PLAIN_CHAR = r"[A-Za-z0-9_./:=,+-]"
 _SINGLE = r"'[^'\x00-\x1f\x7f]*'"
 _DOUBLE = r'"[^"$`\\!\x00-\x1f\x7f]*"'
-_PLAIN = re.compile(rf"(?:[ \t]|&&|;|\||{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})*")
-_TOKEN = re.compile(rf"&&|\|\||;|\||(?:{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})+")
+# Redirections that write no file: fd copies (2>&1) and /dev/null. They must
+# stand apart from words and end a command (checked in split_plain).
+_QUIET = r"(?:[0-9]?>|&>)(?:&[0-9]|[ \t]*/dev/null)(?![A-Za-z0-9_./:=,+'\"-])"
+_PLAIN = re.compile(rf"(?:[ \t]|&&|;|\||{_QUIET}|{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})*")
+_TOKEN = re.compile(
+    rf"(?P<op>&&|\|\||;|\|)|(?P<quiet>{_QUIET})|(?P<word>(?:{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})+)"
+)
 _OPERATORS = frozenset({"&&", "||", ";", "|"})
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 # Command names that need the parser: keywords, builtins that change how later
@@ -50,29 +55,42 @@ def _unquote(raw: str) -> str:
 
 def split_plain(script: str, cwd: str | None) -> list[SimpleCommand] | None:
     """The simple commands of a plain script, or ``None`` when it is not plain."""
-    # Two passes in C: is the whole script plain, then its tokens.
+    # Validate the whole script in one pass in C before tokenizing it.
     if _PLAIN.fullmatch(script) is None:
-        return None
-    tokens = _TOKEN.findall(script)
-    if not tokens or tokens[0] in _OPERATORS:
         return None
     commands: list[SimpleCommand] = []
     words: list[Word] = []
     piped = False
-    for text in tokens:
-        if text not in _OPERATORS:
+    redirected = False
+    last = ""
+    for match in _TOKEN.finditer(script):
+        kind, text = match.lastgroup, match.group()
+        last = text
+        if kind == "quiet":
+            # Writes no file, so the command is unchanged; it must follow a word
+            # with a space (``a2>&1`` is the word ``a2``) and end the command.
+            start = match.start()
+            if not words or script[start - 1] not in " \t" or words[-1].text == "-":
+                # (tree-sitter-bash drops a lone ``-`` before a redirection; the
+                # parser decides that case so both paths stay identical.)
+                return None
+            redirected = True
+        elif kind == "word":
+            if redirected:
+                return None
             if not words and (text.rpartition("/")[2] in _NEEDS_PARSER or "=" in text):
                 return None
             words.append(literal_word(_unquote(text)))
-            continue
-        if not words:
-            return None
-        commands.append(SimpleCommand(words=tuple(words), stdin_is_pipe=piped, cwd=cwd))
-        cwd = cwd_after(tuple(words), cwd)
-        words = []
-        piped = text == "|"
+        else:
+            if not words:
+                return None
+            commands.append(SimpleCommand(words=tuple(words), stdin_is_pipe=piped, cwd=cwd))
+            cwd = cwd_after(tuple(words), cwd)
+            words = []
+            redirected = False
+            piped = text == "|"
     if words:
         commands.append(SimpleCommand(words=tuple(words), stdin_is_pipe=piped, cwd=cwd))
-    elif tokens[-1] != ";":
+    elif last != ";":
         return None
     return commands

@@ -81,14 +81,20 @@ def _ansi_c(raw: str) -> str:
 
 
 def _double_quoted(node: Node, source: bytes) -> Word:
-    parts: list[str] = []
+    raw = node_text(node, source)
     for child in node.children:
-        kind = child.type
-        if kind == "string_content":
-            parts.append(_DOUBLE_QUOTE_ESCAPES.sub(r"\1", node_text(child, source)))
-        elif kind in _UNEXPANDED:
-            return Word(node_text(node, source), literal=False)
-    return Word("".join(parts), literal=True)
+        if child.type in _UNEXPANDED:
+            return Word(raw, literal=False)
+    # The raw text, not the string_content children: tree-sitter leaves
+    # whitespace-only content out of them (``" "`` would become empty).
+    body = raw[2:-1] if raw.startswith('$"') else raw[1:-1]
+    return Word(_DOUBLE_QUOTE_ESCAPES.sub(_double_quote_escape, body), literal=True)
+
+
+def _double_quote_escape(match: re.Match[str]) -> str:
+    # Backslash-newline continues the line: both characters disappear.
+    char = match.group(1)
+    return "" if char == "\n" else char
 
 
 def word_of(node: Node, source: bytes) -> Word:

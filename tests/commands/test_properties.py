@@ -137,7 +137,30 @@ _plain_word = st.one_of(
     st.from_regex(r'"[^"$`\\!\x00]{0,6}"', fullmatch=True),
     st.sampled_from(["cd", "cd", "cat", "rg", "git", "-", "..", "src", "''", "a'b'\"c\""]),
 )
-_plain_command = st.lists(_plain_word, min_size=1, max_size=5).map(" ".join)
+_quiet_redirect = st.sampled_from(
+    [
+        "2>&1",
+        ">&2",
+        "1>&2",
+        ">/dev/null",
+        "2>/dev/null",
+        "&>/dev/null",
+        "> /dev/null",
+        "2>&1 >/dev/null",
+    ]
+)
+_plain_command = st.builds(
+    lambda words, redirect, glue: " ".join(words) + glue + redirect,
+    st.lists(_plain_word, min_size=1, max_size=5),
+    st.sampled_from(["", "", "2>&1", ">/dev/null", ">/dev/nullx", "&>/dev/null"]),
+    st.sampled_from([" ", "", "  "]),
+) | st.lists(_plain_word, min_size=1, max_size=5).map(" ".join)
+_plain_command = _plain_command | st.builds(
+    lambda words, redirect, tail: f"{' '.join(words)} {redirect} {tail}",
+    st.lists(_plain_word, min_size=1, max_size=3),
+    _quiet_redirect,
+    st.sampled_from(["", "x", "| cat"]),
+)
 _plain_script = st.builds(
     lambda first, rest, tail: first + "".join(op + cmd for op, cmd in rest) + tail,
     _plain_command,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hpbench.codex.testing import StreamBuilder
 from hpbench.commands import analyze_file
+from hpbench.commands.plain import split_plain
 
 ROOT = "/workspace"
 TEMPLATES = (
@@ -79,6 +80,8 @@ def main() -> int:
     rate = analysis.commands / elapsed
     print(f"commands:        {analysis.commands:,} ({size_mib:.1f} MiB of JSONL)")
     print(f"invocations:     {len(analysis.invocations):,}")
+    plain = sum(split_plain(t.format(n=1), ".") is not None for t in TEMPLATES)
+    print(f"command forms:   {len(TEMPLATES)}, {plain} plain (split without the parser)")
     print(
         f"loops:           {len(analysis.loops):,} same-path, "
         f"{len(analysis.workspace_diff_loops):,} workspace-wide"

@@ -22,17 +22,37 @@ from hpbench._logging import configure
 from hpbench.errors import ContractError, HpbenchError
 
 
-def command_modules() -> Iterator[ModuleType]:
-    """Every ``hpbench/_cli/*_cmd.py``; each adds its own sub-commands with ``register``.
+def _module_names() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(hpbench._cli.__path__)
+        if info.name.endswith("_cmd")
+    )
+
+
+def command_modules(argv: Sequence[str] | None = None) -> Iterator[ModuleType]:
+    """The ``hpbench/_cli/*_cmd.py`` modules; each adds its sub-commands with ``register``.
 
     Discovery keeps this file free of a list that every new command must edit.
+    When ``argv`` names a command whose module follows the naming rule
+    (``codex-config`` lives in ``codex_config_cmd``), only that module is
+    imported: the shell calls hpbench many times a run, and importing every
+    command's dependencies each time would cost most of a second per call.
     """
-    for info in sorted(pkgutil.iter_modules(hpbench._cli.__path__), key=lambda i: i.name):
-        if info.name.endswith("_cmd"):
-            yield importlib.import_module(f"hpbench._cli.{info.name}")
+    names = _module_names()
+    if argv is not None:
+        words = [word for word in argv if not word.startswith("-")]
+        # The first word that is not an option value of a global flag names the command.
+        for word in words[:3]:
+            wanted = f"{word.replace('-', '_')}_cmd"
+            if wanted in names:
+                names = [wanted]
+                break
+    for name in names:
+        yield importlib.import_module(f"hpbench._cli.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The full ``hpbench`` parser."""
     parser = argparse.ArgumentParser(
         prog="hpbench",
@@ -53,15 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-file", type=Path, help="also write every log event as a JSON line to this file"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in command_modules():
+    for module in command_modules(argv):
         module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     configure(level=args.log_level, log_file=args.log_file)
     try:
         code: int = args.handler(args)

@@ -56,7 +56,9 @@ class TestExitCodes:
     def test_invalid_manifest_is_1_with_findings(self, task_copy: Path) -> None:
         """An invalid manifest exits 1 and lists each finding, as text and as JSON."""
         manifest = task_copy / "task.toml"
-        manifest.write_text(manifest.read_text().replace('go_version = "1.24.11"', 'go_version = "x"'))
+        manifest.write_text(
+            manifest.read_text().replace('go_version = "1.24.11"', 'go_version = "x"')
+        )
         tasks = str(task_copy.parent)
         text = run_cli("task", "--tasks-dir", tasks, "validate", "kv-rangestream")
         assert 1 == text.returncode
@@ -71,6 +73,27 @@ class TestExitCodes:
         """main() returns the code instead of exiting, for embedding."""
         assert 0 == main(["task", "fingerprint", "kv-rangestream"])
         assert capsys.readouterr().out.startswith("sha256:")
+
+
+class TestStartup:
+    def test_imports_only_the_named_command(self) -> None:
+        """A task query does not import the Docker, capture or shell-parsing stacks."""
+        probe = (
+            "import sys; from hpbench._cli.main import main; "
+            "main(['--log-level', 'error', 'task', 'fingerprint', 'kv-rangestream']); "
+            "heavy = [m for m in ('python_on_whales', 'hpbench.capture', 'tree_sitter') "
+            "if m in sys.modules]; print('HEAVY', heavy)"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+        )
+        assert "HEAVY []" in result.stdout
+
+    def test_help_still_lists_every_command(self) -> None:
+        """Without a command, every command module is loaded for --help."""
+        result = run_cli("--help")
+        for command in ("capture", "commands", "report", "run", "topology"):
+            assert command in result.stdout
 
 
 class TestOutput:

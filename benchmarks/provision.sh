@@ -132,7 +132,8 @@ EOF
   printf '#!/bin/sh\nexit 101\n' >"${root}/usr/sbin/policy-rc.d"
   chmod 0755 "${root}/usr/sbin/policy-rc.d"
   tar --numeric-owner -C "${root}" -c . \
-    | docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' - "${BASE_TAG}" >/dev/null
+    | docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' -c 'LABEL org.hpbench.role=base' \
+      - "${BASE_TAG}" >/dev/null
   rm -rf "${root}"
   trap - EXIT
 }

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +182,49 @@ class TestPreparationOnly:
         assert "no arm started" not in done.stderr
         (run_dir,) = runs.iterdir()
         assert [] == _leftovers((run_dir / "compose-project").read_text().strip())
+
+
+@pytest.mark.usefixtures("images")
+class TestInterrupt:
+    def test_interrupt_takes_the_project_down(self, tmp_path: Path) -> None:
+        """Ctrl-C while the topology runs: exit 130 and nothing of the project remains."""
+        env = {
+            **os.environ,
+            "BENCH_ROOT": str(REPO_ROOT),
+            "RUNS_DIR": str(tmp_path),
+            "HPBENCH_SKIP_BUILD": "1",
+        }
+        process = subprocess.Popen(
+            [str(REPO_ROOT / "benchmarks" / "bench.sh"), "preparation-only"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        project = ""
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and process.poll() is None:
+            marker = list(tmp_path.glob("*/compose-project"))
+            if marker:
+                project = marker[0].read_text().strip()
+                running = subprocess.run(
+                    [
+                        "docker",
+                        "ps",
+                        "-q",
+                        "--filter",
+                        f"label=com.docker.compose.project={project}",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                if running.stdout.strip():
+                    break
+            time.sleep(0.5)
+        assert project, "the run never brought a topology up"
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        _, stderr = process.communicate(timeout=120)
+        assert 130 == process.returncode, stderr[-3000:]
+        assert [] == _leftovers(project)

@@ -19,6 +19,9 @@
 # given (compose.yaml passes the host's CA bundle, HPBENCH_CA_BUNDLE), so builds
 # work behind a TLS-inspecting egress too; a secret never lands in a layer.
 #
+# Every apt step runs `apt-get update` itself: the package lists live in a cache
+# mount, which the engine may prune while the layers above it stay cached.
+#
 # No `# syntax=` line: that would pull a frontend image. The engine's built-in
 # BuildKit frontend supports the cache mounts used below.
 
@@ -37,7 +40,8 @@ FROM os AS go-toolchain
 ARG GO_VERSION=1.24.11
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip
+    apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=ca_bundle \
     if [ -s /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
     && python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
@@ -57,7 +61,8 @@ FROM os AS codex-build
 ARG CODEX_VERSION=0.169.0
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+    apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
 RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca_bundle \
     if [ -s /run/secrets/ca_bundle ]; then export npm_config_cafile=/run/secrets/ca_bundle; fi \
     && npm install --global --prefix /opt/codex --no-fund --no-audit --loglevel=error \
@@ -84,7 +89,8 @@ ARG GO_VERSION=1.24.11
 ARG CODEX_VERSION=0.169.0
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs
+    apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs
 COPY --from=go-toolchain /usr/local/go /usr/local/go
 COPY --from=codex-build /opt/codex /opt/codex
 COPY --from=go-warm --chown=1000:1000 /opt/go-build /home/agent/.cache/go-build
@@ -108,7 +114,8 @@ CMD ["sleep", "infinity"]
 FROM os AS python
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
        python3 python3-venv
 COPY pyproject.toml README.md* /src/
 COPY hpbench /src/hpbench

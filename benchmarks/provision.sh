@@ -55,6 +55,11 @@ ensure_engine() {
     return
   fi
   if ! pgrep -x dockerd >/dev/null; then
+    # A dockerd that was killed (not stopped) leaves its pid file behind.
+    local pidfile=/var/run/docker.pid
+    if [[ -f "${pidfile}" ]] && ! kill -0 "$(cat "${pidfile}")" 2>/dev/null; then
+      rm -f "${pidfile}"
+    fi
     info "starting dockerd (log: ${DOCKERD_LOG})"
     mkdir -p "$(dirname "${DOCKERD_LOG}")"
     setsid nohup dockerd >>"${DOCKERD_LOG}" 2>&1 </dev/null &

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import structlog
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
 from hpbench.errors import HpbenchError
-from hpbench.task.fingerprint import task_fingerprint
+from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
 from hpbench.task.history import build_history
 from hpbench.task.manifest import Task
 from hpbench.task.registry import default_tasks_dir, load_task, task_ids
@@ -41,6 +42,11 @@ def register(commands: Any) -> None:
 
     fingerprint = sub.add_parser("fingerprint", help="print a task's content fingerprint")
     fingerprint.add_argument("task_id", metavar="ID")
+    fingerprint.add_argument(
+        "--inputs",
+        action="store_true",
+        help="print 'SHA-256  absolute path' for each input, a list `sha256sum -c` can recheck",
+    )
     add_json_flag(fingerprint)
     fingerprint.set_defaults(handler=fingerprint_command)
 
@@ -170,6 +176,13 @@ def show_command(args: argparse.Namespace) -> int:
 def fingerprint_command(args: argparse.Namespace) -> int:
     """``hpbench task fingerprint ID``: the digest alone, for shell use."""
     task = _load(args)
+    if args.inputs:
+        # The shell rechecks these with sha256sum during a run: any changed byte
+        # of any input changes its line, without a Python start per check.
+        for _, path in fingerprint_inputs(task):
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            print_raw(f"{digest}  {path.resolve()}")
+        return EXIT_OK
     value = task_fingerprint(task)
     if args.json:
         print_json({"id": task.id, "fingerprint": value})

@@ -137,6 +137,26 @@ class TestOutput:
         ).stdout
         assert "false\n" == preload
 
+    def test_fingerprint_inputs_recheck_with_sha256sum(
+        self, task_copy: Path, tmp_path: Path
+    ) -> None:
+        """--inputs lists every fingerprint input so `sha256sum -c` notices any changed byte."""
+        tasks = str(task_copy.parent)
+        listing = run_cli("task", "--tasks-dir", tasks, "fingerprint", "kv-rangestream", "--inputs")
+        sums = tmp_path / "inputs.sha256"
+        sums.write_text(listing.stdout)
+        assert 3 == len(listing.stdout.splitlines())
+
+        def recheck() -> int:
+            return subprocess.run(
+                ["sha256sum", "--quiet", "-c", str(sums)], capture_output=True, check=False
+            ).returncode
+
+        assert 0 == recheck()
+        hidden = task_copy / "hidden" / "kv" / "rangestream_hidden_test.go"
+        hidden.write_bytes(hidden.read_bytes().replace(b"10", b"11", 1))
+        assert 0 != recheck()
+
     def test_field_unknown_is_1(self) -> None:
         """An unknown field name is a finding, not an empty line."""
         result = run_cli("task", "field", "kv-rangestream", "grader.nope")

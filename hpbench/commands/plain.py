@@ -26,12 +26,13 @@ _SINGLE = r"'[^'\x00-\x1f\x7f]*'"
 _DOUBLE = r'"[^"$`\\!\x00-\x1f\x7f]*"'
 # Redirections that write no file: fd copies (2>&1) and /dev/null. They must
 # stand apart from words and end a command (checked in split_plain).
-_QUIET = r"(?:[0-9]?>|&>)(?:&[0-9]|[ \t]*/dev/null)(?![A-Za-z0-9_./:=,+'\"-])"
+_QUIET = r"(?:[1-9]?>|&>)(?:&[0-9]|[ \t]*/dev/null)(?![A-Za-z0-9_./:=,+'\"-])"
 _PLAIN = re.compile(rf"(?:[ \t]|&&|;|\||{_QUIET}|{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})*")
 _TOKEN = re.compile(
     rf"(?P<op>&&|\|\||;|\|)|(?P<quiet>{_QUIET})|(?P<word>(?:{_PLAIN_CHAR}|{_SINGLE}|{_DOUBLE})+)"
 )
 _OPERATORS = frozenset({"&&", "||", ";", "|"})
+_COMMAND_NAME = re.compile(r"[A-Za-z_./][A-Za-z0-9_./-]*")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 # Command names that need the parser: keywords, builtins that change how later
 # words are read, wrappers and shells whose arguments are another command.
@@ -78,7 +79,11 @@ def split_plain(script: str, cwd: str | None) -> list[SimpleCommand] | None:
         elif kind == "word":
             if redirected:
                 return None
-            if not words and (text.rpartition("/")[2] in _NEEDS_PARSER or "=" in text):
+            if not words and (
+                _COMMAND_NAME.fullmatch(text) is None or text.rpartition("/")[2] in _NEEDS_PARSER
+            ):
+                # Keywords are read in special ways, and so are names such as
+                # ``-x``, ``a+:`` or ``1=`` by tree-sitter-bash (assignments).
                 return None
             words.append(literal_word(_unquote(text)))
         else:

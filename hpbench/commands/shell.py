@@ -5,7 +5,9 @@ with tree-sitter-bash, which never raises: what parsed is kept and the commands
 in or beside an unparsable region are marked ambiguous. Pipelines, lists,
 subshells, loops and command substitutions contribute each simple command on
 its own. ``bash -c``/``sh -c``/``eval`` with a literal script are parsed again
-and replaced by what they run.
+and replaced by what they run. Plain scripts (ordinary words, simple quotes,
+``&&``/``||``/``;``/``|``) are split by :mod:`hpbench.commands.plain` without
+building a tree, with identical results.
 
 Each simple command remembers the context the analysis needs: the files its
 output is redirected into, the file its stdin is redirected from, whether its
@@ -24,7 +26,13 @@ from tree_sitter import Language, Node, Parser
 
 from hpbench.commands.plain import split_plain
 from hpbench.commands.simple import SimpleCommand, cwd_after
-from hpbench.commands.words import WORD_NODE_TYPES, Word, node_text, word_of
+from hpbench.commands.words import (
+    WORD_NODE_TYPES,
+    Word,
+    node_text,
+    unescape_double_quoted,
+    word_of,
+)
 from hpbench.commands.wrappers import is_wrapper, unwrap
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -38,7 +46,6 @@ _SINGLE_QUOTED = re.compile(r"'([^']*)'", re.DOTALL)
 _DOUBLE_QUOTED = re.compile(r'"((?:[^"\\$`]|\\.)*)"', re.DOTALL)
 _SHLEX_JOINED = re.compile(r"(?:'[^']*'|\"'\"|\\')+", re.DOTALL)
 _SHLEX_PIECE = re.compile(r"'([^']*)'|\"(')\"|\\(')", re.DOTALL)
-_DOUBLE_QUOTE_ESCAPE = re.compile(r"\\([\\$`\"\n])")
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _CONDITIONAL = frozenset(
@@ -301,7 +308,7 @@ def _quoted_script(argument: str) -> str | None:
         return match.group(1)
     match = _DOUBLE_QUOTED.fullmatch(argument)
     if match is not None:
-        return _DOUBLE_QUOTE_ESCAPE.sub(r"\1", match.group(1))
+        return unescape_double_quoted(match.group(1))
     if _SHLEX_JOINED.fullmatch(argument) is not None:
         return "".join("".join(piece) for piece in _SHLEX_PIECE.findall(argument))
     return None

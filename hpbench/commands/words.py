@@ -88,7 +88,12 @@ def _double_quoted(node: Node, source: bytes) -> Word:
     # The raw text, not the string_content children: tree-sitter leaves
     # whitespace-only content out of them (``" "`` would become empty).
     body = raw[2:-1] if raw.startswith('$"') else raw[1:-1]
-    return Word(_DOUBLE_QUOTE_ESCAPES.sub(_double_quote_escape, body), literal=True)
+    return Word(unescape_double_quoted(body), literal=True)
+
+
+def unescape_double_quoted(body: str) -> str:
+    """The value of a double-quoted string's body that holds no expansion."""
+    return _DOUBLE_QUOTE_ESCAPES.sub(_double_quote_escape, body)
 
 
 def _double_quote_escape(match: re.Match[str]) -> str:

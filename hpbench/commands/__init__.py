@@ -12,7 +12,7 @@ from hpbench.commands.analysis import (
 )
 from hpbench.commands.categories import LOOP_CATEGORIES, Category
 from hpbench.commands.classify import Classified, classify
-from hpbench.commands.contract import SCHEMA, to_json
+from hpbench.commands.contract import SCHEMA, from_json, to_json
 from hpbench.commands.findings import Observation, observations
 from hpbench.commands.operands import Operands, covers
 from hpbench.commands.shell import split_command
@@ -38,6 +38,7 @@ __all__ = [
     "analyze_steps",
     "classify",
     "covers",
+    "from_json",
     "observations",
     "split_command",
     "to_json",

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from hpbench._jsonio import canonical_json
-from hpbench.commands import SCHEMA, Category, analyze_file, to_json
+from hpbench.commands import SCHEMA, Category, analyze_file, from_json, to_json
+from hpbench.errors import ContractError
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "codex"
@@ -148,3 +149,35 @@ class TestSchema:
             "findings",
             "input_findings",
         ]
+
+
+class TestReadBack:
+    @pytest.mark.parametrize("name", sorted(ROOTS))
+    def test_round_trip(self, name: str):
+        """from_json(to_json(a)) is a again, for every corpus stream."""
+        analysis = analyze_file(DATA / f"{name}.jsonl", workspace_root=ROOTS[name])
+        assert analysis == from_json(to_json(analysis))
+
+    @pytest.mark.parametrize("schema", ["hpbench.commands.v2", "hpbench.commands.v0", None])
+    def test_refuses_other_versions(self, schema: str | None):
+        """A document of another (or no) schema version is refused."""
+        data = to_json(analyze_file(DATA / "real-edit-loop.jsonl", workspace_root="/w"))
+        data["schema"] = schema
+        with pytest.raises(ContractError) as exc:
+            from_json(data, source="x.json")
+        assert "$.schema" == exc.value.findings[0].field
+
+    def test_refuses_inconsistent_counts(self):
+        """Counts that do not match the invocations are refused."""
+        data = to_json(analyze_file(DATA / "real-edit-loop.jsonl", workspace_root="/w"))
+        data["counts"]["search"]["total"] += 1
+        with pytest.raises(ContractError, match="inconsistent"):
+            from_json(data)
+
+    def test_names_the_bad_field(self):
+        """A mistyped field is reported with its path."""
+        data = to_json(analyze_file(DATA / "real-edit-loop.jsonl", workspace_root="/w"))
+        data["invocations"][1]["category"] = "reading"
+        with pytest.raises(ContractError) as exc:
+            from_json(data)
+        assert "$.invocations[1].category" == exc.value.findings[0].field

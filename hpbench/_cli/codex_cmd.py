@@ -31,6 +31,7 @@ def register(commands: Any) -> None:
 def summary_json(summary: CodexSummary) -> dict[str, Any]:
     """The JSON form of ``codex summarize``."""
     return {
+        "schema": "hpbench.codex.summary.v1",
         "outcome": summary.outcome.value,
         "event_counts": summary.event_counts,
         "item_counts": summary.item_counts,

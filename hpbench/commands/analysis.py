@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import attrs
+import structlog
 
 from hpbench.codex.events import Event
 from hpbench.codex.reader import read_events
@@ -29,6 +30,8 @@ from hpbench.commands.classify import classify
 from hpbench.commands.operands import covers
 from hpbench.commands.shell import split_command
 from hpbench.findings import Finding
+
+log = structlog.get_logger("hpbench.commands")
 
 
 @attrs.frozen
@@ -247,5 +250,15 @@ def analyze_events(events: Iterable[Event], *, workspace_root: str | None) -> Co
 
 
 def analyze_file(path: Path, *, workspace_root: str | None) -> CommandAnalysis:
-    """Analyse a ``codex exec --json`` file, read line by line."""
-    return analyze_events(read_events(path), workspace_root=workspace_root)
+    """Analyse a ``codex exec --json`` file, read line by line (one log line per file)."""
+    analysis = analyze_events(read_events(path), workspace_root=workspace_root)
+    log.info(
+        "commands analysed",
+        file=str(path),
+        commands=analysis.commands,
+        invocations=len(analysis.invocations),
+        loops=len(analysis.loops),
+        workspace_diff_loops=len(analysis.workspace_diff_loops),
+        unreadable_lines=len(analysis.input_findings),
+    )
+    return analysis

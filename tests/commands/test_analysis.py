@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from structlog.testing import capture_logs
+
 from hpbench.codex import iter_events
 from hpbench.codex.testing import StreamBuilder
-from hpbench.commands import Category, CommandAnalysis, PathLoop, analyze_events
+from hpbench.commands import Category, CommandAnalysis, PathLoop, analyze_events, analyze_file
 
 ROOT = "/workspace"
 
@@ -182,3 +184,15 @@ class TestInvocations:
         analysis = analyze(stream().raw("{oops").command("ls"))
         assert 1 == len(analysis.input_findings)
         assert 1 == len(analysis.invocations)
+
+
+class TestLogging:
+    def test_one_line_per_file(self, tmp_path):
+        """analyze_file logs one summary event per file, with counts only."""
+        path = tmp_path / "codex.jsonl"
+        path.write_text(stream().patch(["a.go"]).command("cat a.go").patch(["a.go"]).text())
+        with capture_logs() as logs:
+            analyze_file(path, workspace_root=ROOT)
+        assert [("commands analysed", 1, 1)] == [
+            (entry["event"], entry["commands"], entry["loops"]) for entry in logs
+        ]

@@ -76,6 +76,9 @@ def unwrap(words: tuple[Word, ...]) -> Unwrapped:
         name = words[index].text.rpartition("/")[2]
         if name not in _VALUE_OPTIONS:
             break
+        if name == "command" and any(w.text in ("-v", "-V") for w in words[index + 1 :]):
+            # ``command -v rg`` looks rg up; it does not run it.
+            break
         wrappers.append(name)
         index = _skip_options(words, index + 1, name)
     return Unwrapped(

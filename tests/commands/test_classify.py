@@ -136,6 +136,8 @@ CASES = {
         "tee /tmp/log < in.txt",
         "echo x > /tmp/log",
         "export A=1",
+        "command -v rg",
+        "which rg",
         "",
     ],
 }

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TASKS_DIR = REPO_ROOT / "tasks"
+REPLAY_DIR = REPO_ROOT / "tests" / "data" / "replay"
+# A test that would hang (a stalled stream, a Codex waiting for the network)
+# fails after this long instead, through SIGALRM. Tests that drive Docker or a
+# whole bench run take minutes by design and bound themselves.
+TEST_TIMEOUT = 150
 
 
 def _go_available() -> bool:
@@ -72,3 +80,28 @@ def task_copy(tmp_path: Path) -> Path:
     target = tmp_path / "tasks" / "kv-rangestream"
     shutil.copytree(TASKS_DIR / "kv-rangestream", target)
     return target
+
+
+def _expired(signum: int, frame: FrameType | None) -> None:
+    pytest.fail(f"test exceeded {TEST_TIMEOUT} s", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail any test but Docker and end-to-end ones that runs longer than ``TEST_TIMEOUT``."""
+    if request.node.get_closest_marker("docker") or request.node.get_closest_marker("e2e"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _expired)
+    signal.alarm(TEST_TIMEOUT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def replay_dir() -> Path:
+    """``tests/data/replay``: the scripted provider's test scripts."""
+    return REPLAY_DIR

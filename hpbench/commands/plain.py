@@ -77,7 +77,8 @@ def split_plain(script: str, cwd: str | None) -> list[SimpleCommand] | None:
                 return None
             redirected = True
         elif kind == "word":
-            if redirected:
+            if redirected or text[0] == "=":
+                # (tree-sitter-bash reads ``==`` and ``=~`` as test operators.)
                 return None
             if not words and (
                 _COMMAND_NAME.fullmatch(text) is None or text.rpartition("/")[2] in _NEEDS_PARSER

@@ -27,7 +27,10 @@ class TestDefaults:
 
     def test_real_provider_with_key(self) -> None:
         """A URL and a key make a real (not demo) run."""
-        env = {"PROVIDER": "https://models.example.invalid/v1", "HPBENCH_API_KEY": "sk-secret-value"}
+        env = {
+            "PROVIDER": "https://models.example.invalid/v1",
+            "HPBENCH_API_KEY": "sk-secret-value",
+        }
         settings = settings_from_env("paired", env)
         assert not settings.offline_demo
         assert "sk-secret-value" not in str(settings.to_json())

@@ -54,6 +54,7 @@ _CONDITIONAL = frozenset(
 _FLAT_WORDS = frozenset({"word", "number", "raw_string", "test_operator"})
 _DECLARATION_KEYWORDS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_NON_BMP = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
 _OWN_SCOPE = frozenset({"subshell", "command_substitution", "process_substitution"})
 
 
@@ -291,10 +292,25 @@ def _parse_script(script: str, depth: int, cwd: str | None) -> list[SimpleComman
     return parse_tree(script, depth, cwd)
 
 
+def _parser_input(script: str, source: bytes) -> bytes:
+    """``source`` with every character outside the Basic Multilingual Plane (and
+    every lone surrogate) replaced by as many ``x`` as it has bytes.
+
+    tree-sitter-bash 0.25.1 crashes the process, at random, on ``{`` followed by
+    a character from the upper planes (e.g. U+E0001). Such characters are plain
+    word characters to bash, and so is ``x``; the byte length stays the same,
+    so node offsets still slice the original ``source``.
+    """
+    if _NON_BMP.search(script) is None:
+        return source
+    safe = _NON_BMP.sub(lambda m: "x" * len(m.group().encode("utf-8", "surrogatepass")), script)
+    return safe.encode("utf-8")
+
+
 def parse_tree(script: str, depth: int, cwd: str | None) -> list[SimpleCommand]:
     """Split ``script`` with tree-sitter-bash alone (see also :mod:`hpbench.commands.plain`)."""
     source = script.encode("utf-8", errors="surrogatepass")
-    tree = _parser().parse(source)
+    tree = _parser().parse(_parser_input(script, source))
     root = tree.root_node
     walk = _Walk(source=source, has_error=root.has_error, depth=depth, cwd=cwd, out=[])
     walk.visit(root, in_error=False, conditional=False)

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hpbench._logging import configure
 from hpbench.codex.testing import StreamBuilder
 from hpbench.commands import analyze_file
 from hpbench.commands.plain import split_plain
@@ -66,6 +67,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commands", type=int, default=100_000)
     args = parser.parse_args()
+    configure(level="warning")  # as the CLI does: no per-file info line in the figures
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "codex.jsonl"
         write_stream(path, args.commands)

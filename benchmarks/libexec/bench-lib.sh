@@ -27,6 +27,11 @@ hpbench() {
   "${venv}/bin/hpbench" "${logging[@]}" "$@"
 }
 
+# The arm's base instructions file name in RUN_DIR/instructions.
+instructions_file() {
+  if [[ "$1" == control ]]; then echo control.md; else echo treatment.md; fi
+}
+
 # A new private run directory under RUNS_DIR (default: runs/); prints its path.
 make_run_dir() {
   local mode="$1"

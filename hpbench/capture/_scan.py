@@ -26,9 +26,8 @@ from hpbench._convert import structure
 from hpbench.capture import codes
 from hpbench.capture._check import record_ok
 from hpbench.capture._converter import CONVERTER
+from hpbench.capture._decode import KIND_MARKER, ROUTES, DecodeError, decode_line
 from hpbench.capture._facts import (
-    KIND_MARKER,
-    ROUTES,
     ClientFacts,
     ErrorFacts,
     ExchangeFacts,
@@ -36,7 +35,6 @@ from hpbench.capture._facts import (
     ProviderFacts,
     Shape,
     facts_from_json,
-    parse_canonical,
 )
 from hpbench.capture._totals import Totals, shape_order
 from hpbench.capture.models import RECORD_CLASSES, RECORD_SCHEMA_VERSION
@@ -244,13 +242,7 @@ class ChunkScanner:
                 line=line_no,
             )
             return
-        facts: Facts | None = None
-        try:
-            text = raw[:-1].decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None:
-            facts = parse_canonical(text)
+        facts = decode_line(raw[:-1])
         if facts is None:
             facts = self._slow(line_no, raw)
             if facts is None:
@@ -262,6 +254,12 @@ class ChunkScanner:
         name = self.name
         if not raw.strip():
             sink.add(codes.RECORD_SYNTAX, "empty line", file=name, line=line_no)
+            return None
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # json.loads would let encoded surrogates through; a record is UTF-8 text.
+            sink.add(codes.RECORD_SYNTAX, f"not UTF-8: {exc}", file=name, line=line_no)
             return None
         try:
             value = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
@@ -719,66 +717,84 @@ def _blocks(path: str, start: int, end: int) -> Iterator[bytes]:
             yield carry
 
 
+def _decode_block(block: bytes, lines: list[bytes]) -> list[Facts | None]:
+    """The facts of each line of ``block`` (None where the general route must decide)."""
+    routes = ROUTES
+    marker = KIND_MARKER
+    decoded: list[Facts | None] = []
+    keys = 0
+    for raw in lines:
+        at = raw.find(marker)
+        route = routes.get(raw[at + 8 : at + 10]) if at >= 0 else None
+        facts: Facts | None = None
+        if route is not None:
+            try:
+                facts, count = route[1](route[0](raw))
+                keys += count
+            except DecodeError:
+                facts = None
+        if facts is None:
+            keys += raw.count(b":")
+        decoded.append(facts)
+    if block.count(b":") != keys:  # a repeated key, or a colon in a string: line by line
+        return [
+            None if facts is None else decode_line(raw)
+            for facts, raw in zip(decoded, lines, strict=True)
+        ]
+    return decoded
+
+
 def scan_chunk(spec: ChunkSpec) -> ChunkResult:
     """Check one chunk on its own.
 
-    A block of lines is decoded and split at once. Each canonical line is matched by its
-    kind's pattern and handled here (the same sequence and binding checks as
-    :meth:`ChunkScanner.handle`, inlined for speed); any other line goes to
-    :meth:`ChunkScanner.feed`, the general route, which also reports a last line without
-    newline.
+    Each block of lines is decoded first and handled after: the fast route decodes every
+    line it can (see :mod:`hpbench.capture._decode`), and one colon count over the whole
+    block proves that none of them repeats a key (each line's keys are implied by its
+    facts; the lines left to the general route keep their own colons). When the count
+    differs, each line is counted on its own. Then the decoded lines get the same sequence
+    and binding checks as :meth:`ChunkScanner.handle`, inlined for speed, and any other
+    line goes to :meth:`ChunkScanner.feed`, the general route, which also reports a last
+    line without newline.
     """
     scanner = ChunkScanner(spec)
     result = scanner.result
     feed = scanner.feed
-    handlers: dict[str, Any] = {
-        "cl": scanner.client,
-        "pr": scanner.provider,
-        "ex": scanner.exchange,
-        "er": scanner.error,
+    handlers: dict[type[Any], tuple[Any, int]] = {
+        ClientFacts: (scanner.client, 2),
+        ProviderFacts: (scanner.provider, 3),
+        ExchangeFacts: (scanner.exchange, 2),
+        ErrorFacts: (scanner.error, 2),
     }
-    routes = {key: (*route, handlers[key]) for key, route in ROUTES.items()}
-    marker = KIND_MARKER
     mode, protocol = spec.mode, spec.protocol
     line_no = 0
     next_seq: int | None = None
     for block in _blocks(spec.path, spec.start, spec.end):
-        result.next_seq = next_seq
         if not block.endswith(b"\n"):
+            result.next_seq = next_seq
             line_no += 1
             feed(line_no, block)
             next_seq = result.next_seq
             continue
-        try:
-            lines = block.decode("utf-8").split("\n")
-        except UnicodeDecodeError:
-            for raw in block.split(b"\n")[:-1]:
-                line_no += 1
-                feed(line_no, raw + b"\n")
-            next_seq = result.next_seq
-            continue
+        lines = block.split(b"\n")
         lines.pop()  # the empty piece after the final newline
-        for text in lines:
+        decoded = _decode_block(block, lines)
+        for raw, record in zip(lines, decoded, strict=True):
             line_no += 1
-            at = text.find(marker)
-            route = routes.get(text[at + 8 : at + 10]) if at >= 0 else None
-            match = route[0].fullmatch(text) if route is not None else None
-            if route is None or match is None:
+            if record is None:
                 result.next_seq = next_seq
-                feed(line_no, text.encode("utf-8") + b"\n")
+                feed(line_no, raw + b"\n")
                 next_seq = result.next_seq
                 continue
-            record = route[1](match.groups())
             seq = record[0]
             if next_seq is None:
                 result.first_seq = (seq, line_no)
             elif seq != next_seq:
                 scanner.sequence(seq, next_seq, spec.name, line_no)
             next_seq = seq + 1
-            where = route[2]
+            handler, where = handlers[type(record)]
             if mode is not None and (record[where] != mode or record[where + 1] != protocol):
                 scanner.binding(line_no, str(record[where]), str(record[where + 1]))
-            route[3](line_no, record)
+            handler(line_no, record)
     result.next_seq = next_seq
     result.lines = line_no
     result.raw_records = line_no

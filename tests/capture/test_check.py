@@ -1,8 +1,9 @@
 """The fast paths agree with the contract's converter.
 
 ``_check`` (dict checks) must accept exactly what the strict cattrs converter accepts, and
-``parse_canonical`` (the regular-expression route) must accept a canonical line exactly
-when ``_check`` accepts its object, and produce the same facts.
+``decode_line`` (the compiled fast route) must accept a line exactly when ``_check``
+accepts its object, however it is spelled, and produce the same facts; a line with a
+repeated key, which the general route refuses, must never take the fast route.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from hypothesis import strategies as st
 from hpbench._jsonio import canonical_json
 from hpbench.capture._check import record_ok
 from hpbench.capture._converter import CONVERTER
-from hpbench.capture._facts import facts_from_json, parse_canonical
+from hpbench.capture._decode import decode_line
+from hpbench.capture._facts import facts_from_json
 from hpbench.capture.models import RECORD_CLASSES, CaptureErrorCategory, Protocol, RouterMode
 from hpbench.capture.synthetic import write_synthetic_capture
 from hpbench.capture.writer import CaptureWriter
@@ -124,35 +126,117 @@ class TestDictCheck:
         assert _converter_accepts(record) == record_ok(record)
 
 
-class TestCanonicalRoute:
+def _line(record: dict[str, Any], **dumps: Any) -> bytes:
+    return json.dumps(record, ensure_ascii=False, **dumps).encode("utf-8")
+
+
+class TestFastRoute:
     @pytest.mark.parametrize("record", SAMPLES, ids=lambda r: f"{r['kind']}-{r['seq']}")
     def test_same_facts(self, record):
-        """A canonical line yields the facts of its decoded object."""
-        assert facts_from_json(record) == parse_canonical(canonical_json(record))
+        """A written line yields the facts of its decoded object."""
+        assert facts_from_json(record) == decode_line(canonical_json(record).encode())
 
     @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(mutated_records())
     def test_agrees_with_dict_check(self, record):
-        """A canonical line takes the fast route exactly when its object passes the dict
-        check, and then with equal facts."""
-        facts = parse_canonical(canonical_json(record))
-        assert record_ok(record) == (facts is not None)
+        """A line takes the fast route exactly when its object passes the dict check (unless
+        a string holds a colon), and then with equal facts."""
+        line = canonical_json(record).encode()
+        facts = decode_line(line)
+        if facts is None and record_ok(record):
+            assert line.count(b":") > _keys(record)  # only a colon in a string says no
+        else:
+            assert record_ok(record) == (facts is not None)
         if facts is not None:
             assert facts_from_json(record) == facts
 
     @settings(deadline=None)
-    @given(st.sampled_from(SAMPLES), st.sampled_from([" ", "\t"]))
-    def test_non_canonical_spelling_takes_the_general_route(self, record, space):
-        """Whitespace sends a valid line to the general route, which still accepts it."""
-        line = json.dumps(record, sort_keys=True, separators=(",", ":" + space))
-        assert parse_canonical(line) is None
-        assert record_ok(json.loads(line))
+    @given(
+        st.sampled_from(SAMPLES),
+        st.sampled_from([(",", ":"), (", ", ":"), (",", ": "), (" ,", " : ")]),
+        st.booleans(),
+    )
+    def test_spelling_does_not_change_the_facts(self, record, separators, sort_keys):
+        """Key order and whitespace never change the facts; a compact line takes the fast
+        route in any key order (a spaced one may go to the general route)."""
+        line = _line(record, separators=separators, sort_keys=sort_keys)
+        facts = decode_line(line)
+        if separators[1] == ":":
+            assert facts is not None
+        if facts is not None:
+            assert facts_from_json(record) == facts
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(SAMPLES), st.data())
+    def test_repeated_key_never_takes_the_fast_route(self, record, data):
+        """A key written twice (which a plain decoder would let the last one win) goes to
+        the general route, which refuses it; also when whitespace hides a colon."""
+        paths = [p for p in _paths(record) if p]
+        path = data.draw(st.sampled_from(paths))
+        spacing = data.draw(st.sampled_from([":", " :", ": "]))
+        text = canonical_json(record)
+        key = json.dumps(path[-1]) if isinstance(path[-1], str) else None
+        if key is None:
+            return  # a list element has no key to repeat
+        parent: Any = record
+        for step in path[:-1]:
+            parent = parent[step]
+        # Insert the repeated key right after the opening brace of its parent object.
+        repeated = f"{key}:{canonical_json(parent[path[-1]])},"
+        body = canonical_json(parent)
+        assert body in text
+        spaced = body.replace(f"{key}:", f"{key}{spacing}", 1)
+        line = text.replace(body, "{" + repeated + spaced[1:], 1).encode()
+        assert decode_line(line) is None
+        with pytest.raises(ValueError, match="duplicate key"):
+            json.loads(line, object_pairs_hook=_refuse_duplicates)
 
     def test_escaped_strings(self):
         """Escapes in strings decode as json does."""
         record = copy.deepcopy(next(r for r in SAMPLES if r["kind"] == "client"))
         record["thread"]["thread_id"] = 'a"b\\c\u00e9\n\u2028'
         record["thread"]["root_thread_id"] = record["thread"]["thread_id"]
-        facts = parse_canonical(canonical_json(record))
+        facts = decode_line(canonical_json(record).encode())
         assert facts is not None
         assert 'a"b\\c\u00e9\n\u2028' == facts.thread_id
+
+    @pytest.mark.parametrize(
+        ("old", "new"),
+        [
+            ('"seq":', '"seq":1.0,"x":'),
+            ('"complete":true', '"complete":1'),
+            ('"request_bytes":', '"request_bytes":-'),
+            ('"schema_version":6', '"schema_version":6.0'),
+            ('"schema_version":6', '"schema_version":true'),
+            ('"role":"root"', '"role":"Root"'),
+        ],
+    )
+    def test_no_coercion(self, old, new):
+        """What the converter refuses, the fast route refuses: no float, bool or case
+        coercion, no negative count."""
+        record = next(r for r in SAMPLES if r["kind"] == "client" and r["request_bytes"])
+        line = canonical_json(record).replace(old, new, 1)
+        assert line != canonical_json(record)
+        assert decode_line(line.encode()) is None
+
+    def test_invalid_utf8_never_takes_the_fast_route(self):
+        """An encoded surrogate (which json.loads would pass) is refused by the fast route."""
+        record = copy.deepcopy(next(r for r in SAMPLES if r["kind"] == "client"))
+        line = canonical_json(record).encode().replace(b'"root"', b'"ro\xed\xa0\x80ot"', 1)
+        assert decode_line(line) is None
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        msg = "duplicate key"
+        raise ValueError(msg)
+    return dict(pairs)
+
+
+def _keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(_keys(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_keys(v) for v in value)
+    return 0

@@ -353,6 +353,34 @@ class TestRecordContract:
 
         assert codes.RECORD_SYNTAX in capture.validate().codes()
 
+    def test_repeated_nested_key_in_the_middle(self, capture):
+        """A key repeated inside a nested object is refused on its own line, even when
+        another line of the same block has a colon in a string (which is accepted)."""
+        provider = capture.index_of("provider", 1)
+        lines = capture.record_file.read_text().splitlines(keepends=True)
+        lines[provider] = lines[provider].replace('"usage":{', '"usage":{"input_tokens":1,', 1)
+        client = capture.index_of("client", 2)
+        lines[client] = lines[client].replace('"requested_model":"', '"requested_model":"a:b', 1)
+        assert '"usage":{"input_tokens":1,' in lines[provider]
+        assert '"a:b' in lines[client]
+        capture.record_file.write_text("".join(lines))
+
+        findings = capture.validate().findings
+        contract = [f for f in findings if f.code in (codes.RECORD_SYNTAX, codes.RECORD_SCHEMA)]
+        assert [(codes.RECORD_SYNTAX, provider + 1)] == [(f.code, f.line) for f in contract]
+        assert "duplicate key 'input_tokens'" in contract[0].message
+        assert all(f.line != client + 1 for f in findings)
+
+    def test_colon_in_a_string_is_accepted(self, capture):
+        """A colon in a string sends its line to the general route, which accepts it."""
+        records = capture.lines()
+        for record in records:
+            if record["kind"] == "provider":
+                record["provider_request_id"] = "req:1:2"
+        capture.write_lines(records)
+
+        assert capture.validate().ok
+
     def test_deeply_nested_line(self, capture):
         """A pathological line is a syntax finding, not a crash."""
         with capture.record_file.open("a") as stream:

@@ -96,6 +96,7 @@ class Request:
     target: str
     headers: Headers
     body: bytes
+    version: str = "HTTP/1.1"
 
     @property
     def path(self) -> str:
@@ -104,8 +105,12 @@ class Request:
 
     @property
     def keep_alive(self) -> bool:
-        """Whether the client allows another request on this connection."""
-        return (self.headers.get("connection") or "").lower() != "close"
+        """Whether the client allows another request on this connection: HTTP/1.1 unless
+        it says ``close``, HTTP/1.0 only when it asks for ``keep-alive``."""
+        connection = (self.headers.get("connection") or "").lower()
+        if self.version == "HTTP/1.0":
+            return connection == "keep-alive"
+        return connection != "close"
 
 
 @attrs.frozen
@@ -234,7 +239,7 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
             if len(body) > MAX_BODY:
                 msg = "request body too large"
                 raise HttpProtocolError(msg)
-    return Request(parts[0].upper(), parts[1], headers, bytes(body))
+    return Request(parts[0].upper(), parts[1], headers, bytes(body), parts[2])
 
 
 def _head(status: int, headers: Iterable[tuple[str, str]], reason: str | None = None) -> bytes:

@@ -59,6 +59,28 @@ class TestBodies:
         assert not request.keep_alive
         assert after is None
 
+    @pytest.mark.parametrize(
+        ("version", "connection", "keep_alive"),
+        [
+            ("HTTP/1.1", None, True),
+            ("HTTP/1.1", "close", False),
+            ("HTTP/1.0", None, False),
+            ("HTTP/1.0", "Keep-Alive", True),
+        ],
+    )
+    def test_keep_alive_by_version(self, version, connection, keep_alive):
+        """HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 closes it unless
+        asked to keep it (a bash /dev/tcp probe reads until the router closes)."""
+        header = b"" if connection is None else f"Connection: {connection}\r\n".encode()
+        head = f"GET /api/metrics {version}\r\nHost: r\r\n".encode() + header + b"\r\n"
+
+        async def read() -> _http.Request | None:
+            return await _http.read_request(feed(head))
+
+        request = asyncio.run(read())
+        assert request is not None
+        assert keep_alive == request.keep_alive
+
     def test_malformed_request_line(self):
         """Garbage is a protocol error."""
 

@@ -109,11 +109,19 @@ class Topology:
         command = ["docker", "compose", "-p", self.project, "-f", str(COMPOSE_FILE), *files]
         return run([*command, *args], env=self.env, timeout=timeout)
 
-    def up(self, *profiles: str) -> None:
-        """Bring the project up and wait until every service is healthy."""
+    def up(self, *profiles: str, ready: bool = True) -> None:
+        """Bring the project up and (unless ``ready`` is False) wait until every service
+        listens (bench-ready)."""
         flags = [a for p in profiles for a in ("--profile", p)]
         done = self.compose(*flags, "up", "--detach", "--wait", "--wait-timeout", "120")
         assert 0 == done.returncode, done.stderr
+        if ready:
+            waited = self.ready()
+            assert 0 == waited.returncode, waited.stderr
+
+    def ready(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``bench-ready PROJECT [SECONDS]``."""
+        return run([str(LIBEXEC / "bench-ready"), self.project, *args], env=self._env())
 
     def hpbench(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The hpbench CLI of the checkout."""

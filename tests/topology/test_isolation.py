@@ -101,3 +101,36 @@ class TestFaultsAreCaught:
         assert 1 == len(failed), failed
         assert failed[0].startswith("control-agent: go.offline")
         assert "GOPROXY=off" in failed[0]
+
+
+class TestReadiness:
+    def test_a_service_that_never_listens_is_named(self, topology: Any) -> None:
+        """A running sentinel that does not listen: bench-ready gives up and names it."""
+        topology.override("mute.yaml", "services:\n  sentinel:\n    command: [sleep, infinity]\n")
+        topology.up(ready=False)
+        done = topology.ready("3")
+        assert 1 == done.returncode
+        assert "sentinel:8080/ did not answer 200 within 3 s (last: no connection)" in done.stderr
+        assert "control-router:" in done.stderr
+        assert "hpatch-router:" in done.stderr
+        assert "is not ready" in done.stderr
+
+    def test_a_stopped_service_is_named(self, topology: Any) -> None:
+        """A router that is not running is named with its state."""
+        topology.up()
+        stopped = subprocess.run(
+            ["docker", "stop", "-t", "1", f"{topology.project}-hpatch-router-1"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert 0 == stopped.returncode, stopped.stderr
+        done = topology.ready("5")
+        assert 1 == done.returncode
+        assert "not ready: hpatch-router is exited" in done.stderr
+
+    def test_bad_limit_is_refused(self, topology: Any) -> None:
+        """The limit is a positive number of seconds."""
+        done = topology.ready("0")
+        assert 1 == done.returncode
+        assert "SECONDS must be a positive integer, got 0" in done.stderr

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from hpbench.commands import analyze_file, observations
+from hpbench.instructions.delivery import prove_delivery
 from hpbench.stats import mcnemar_exact, paired_bootstrap
 
 REPORT_SCHEMA = "hpbench.report.v1"
@@ -229,19 +230,29 @@ def _commands(run_dir: Path, results: list[dict[str, Any]], arms: Sequence[str])
     return per_arm
 
 
-def _deliveries(run_dir: Path) -> dict[str, Any]:
-    """Per-attempt proofs, from the provider's records, that each arm got its instructions."""
+def _deliveries(
+    run_dir: Path, run: dict[str, Any], results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Per attempt, the proof from the scripted provider's own records
+    (``reps/<repetition>/provider.jsonl``) that the arm received exactly its instructions
+    file (the attempt's ``instructions_artifact``). Only the offline demo has such records;
+    there, records that are missing or unreadable leave the delivery unproven."""
+    if not run.get("offline_demo"):
+        return {}
     proofs: dict[str, Any] = {}
-    for path in sorted((run_dir / "deliveries").glob("*.json")):
+    for result in sorted(results, key=lambda r: (r["repetition"], r["arm"])):
+        key = f"{result['repetition']}-{result['arm']}"
+        records = run_dir / "reps" / str(result["repetition"]) / "provider.jsonl"
+        artifact = result.get("instructions_artifact")
+        expected = run_dir / artifact if isinstance(artifact, str) else None
         try:
-            document = _read_json(path)
-        except (OSError, json.JSONDecodeError):
-            document = {"ok": False, "requests": None, "matching": None}
-        proofs[path.stem] = {
-            "ok": bool(document.get("ok")),
-            "requests": document.get("requests"),
-            "matching": document.get("matching"),
-        }
+            if expected is None:
+                raise FileNotFoundError(artifact)
+            proof = prove_delivery(records, result["arm"], expected)
+        except (OSError, UnicodeDecodeError):
+            proofs[key] = {"ok": False, "requests": None, "matching": None}
+            continue
+        proofs[key] = {"ok": proof.ok, "requests": proof.requests, "matching": proof.matching}
     return proofs
 
 
@@ -288,7 +299,7 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     usage, captures = _usage(run_dir, arms, check, voided)
     phases = read_phases(run_dir / "phases.tsv")
     commands = _commands(run_dir, results, arms)
-    deliveries = _deliveries(run_dir)
+    deliveries = _deliveries(run_dir, run, results)
     reasons = []
     if len(results) != run["repetitions"] * len(arms):
         reasons.append(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from hpbench.instructions.derive import delivered_digest
 from hpbench.report import CaptureVerdict, build_report, render_summary
 
 THREAD_ID = "01a23693-d235-7e93-94ee-9a0cea7da8d5"
@@ -84,6 +85,10 @@ def make_run(
             }
         )
     )
+    if offline:
+        for a in attempts:
+            a.setdefault("instructions_artifact", f"instructions/{a['arm']}.md")
+            deliver(run, a["repetition"], a["arm"], a["instructions_artifact"])
     (run / "results.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
     for key, document in snapshots.items():
         directory = run / "routers" / key
@@ -93,6 +98,25 @@ def make_run(
         "images\t12.0\nqualification\t4.5\nattempt\t2.0\nattempt\t3.5\nbad line\n"
     )
     return run
+
+
+def deliver(
+    run: Path, repetition: int, arm: str, artifact: str, *, requests: int = 3, wrong: int = 0
+) -> None:
+    """Write the arm's instructions file and the scripted provider's records of its requests
+    (``wrong`` of them carrying other instructions)."""
+    instructions = run / artifact
+    instructions.parent.mkdir(parents=True, exist_ok=True)
+    instructions.write_text(f"instructions of {arm}\n")
+    digest = delivered_digest(instructions)
+    records = run / "reps" / str(repetition) / "provider.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    with records.open("a") as stream:
+        for index in range(requests):
+            sha = "0" * 64 if index < wrong else digest
+            stream.write(
+                json.dumps({"script": arm, "request": {"first_developer_sha256": sha}}) + "\n"
+            )
 
 
 def always_valid(_: Path, __: str, ___: Sequence[Path]) -> CaptureVerdict:
@@ -167,19 +191,44 @@ class TestReport:
         assert "1 of 2 scheduled attempts have results" in reasons
         assert "1 attempt(s) did not pass" in reasons
 
-    def test_undelivered_instructions_fail(self, one_pair: Path) -> None:
+    def test_undelivered_instructions_fail(self, tmp_path: Path) -> None:
         """A provider record proving an arm got other instructions fails the report."""
-        deliveries = one_pair / "deliveries"
-        deliveries.mkdir()
-        (deliveries / "1-control.json").write_text(
-            json.dumps({"ok": True, "requests": 6, "matching": 6})
+        run = make_run(
+            tmp_path,
+            [attempt("control", 1, 1, True)],
+            {"1-control": snapshot(1000, 300), "1-hpatch": snapshot(800, 350)},
         )
-        (deliveries / "1-hpatch.json").write_text(
-            json.dumps({"ok": False, "requests": 5, "matching": 4})
-        )
-        report = build_report(one_pair, always_valid)
+        hpatch = attempt("hpatch", 1, 2, True)
+        hpatch["instructions_artifact"] = "instructions/hpatch.md"
+        deliver(run, 1, "hpatch", hpatch["instructions_artifact"], requests=5, wrong=1)
+        with (run / "results.jsonl").open("a") as stream:
+            stream.write(json.dumps(hpatch) + "\n")
+        report = build_report(run, always_valid)
+        assert {"ok": True, "requests": 3, "matching": 3} == report["deliveries"]["1-control"]
         assert "instructions not proven delivered for 1-hpatch" in report["outcome"]["reasons"]
         assert "| 1-hpatch | 5 | 4 | NO |" in render_summary(report)
+
+    def test_missing_provider_records_leave_delivery_unproven(self, one_pair: Path) -> None:
+        """Offline, an attempt whose repetition has no provider records is not proven."""
+        (one_pair / "reps" / "1" / "provider.jsonl").unlink()
+        report = build_report(one_pair, always_valid)
+        assert {"ok": False, "requests": None, "matching": None} == report["deliveries"]["1-hpatch"]
+        assert (
+            "instructions not proven delivered for 1-control, 1-hpatch"
+            in report["outcome"]["reasons"]
+        )
+
+    def test_no_delivery_proof_with_a_real_provider(self, tmp_path: Path) -> None:
+        """A real provider keeps no records: no delivery section, no reason."""
+        run = make_run(
+            tmp_path,
+            [attempt("control", 1, 1, True), attempt("hpatch", 1, 2, True)],
+            {"1-control": snapshot(1000, 300), "1-hpatch": snapshot(800, 350)},
+            offline=False,
+        )
+        report = build_report(run, always_valid)
+        assert {} == report["deliveries"]
+        assert report["outcome"]["ok"]
 
     def test_statistics_with_repetitions(self, tmp_path: Path) -> None:
         """Two or more repetitions give McNemar and bootstrap intervals; voided pairs drop out."""

@@ -12,6 +12,7 @@ import pytest
 
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.synthetic import codex_streams, write_snapshot, write_synthetic_capture
+from hpbench.instructions.derive import delivered_digest
 from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +53,15 @@ def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode)
         instructions_sha256="0" * 64,
     )
     write_result(attempt, build_result(attempt, identity, ("kv/rangestream.go",), "/workspace"))
+    # The scripted provider's records: every request carried the arm's instructions.
+    instructions = run / identity.instructions_artifact
+    instructions.parent.mkdir(parents=True, exist_ok=True)
+    instructions.write_text(f"instructions of {arm}\n")
+    record = {"script": arm, "request": {"first_developer_sha256": delivered_digest(instructions)}}
+    records = run / "reps" / str(repetition) / "provider.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    with records.open("a") as stream:
+        stream.write(json.dumps(record) + "\n")
 
 
 @pytest.fixture

@@ -102,6 +102,18 @@ class TestFaultsAreCaught:
         assert failed[0].startswith("control-agent: go.offline")
         assert "GOPROXY=off" in failed[0]
 
+    def test_proofs_that_cannot_run_are_named(self, topology: Any) -> None:
+        """An agent whose filesystem is read-only cannot run its probes: each expected
+        proof is named as having no verdict instead of passing by silence."""
+        topology.override("read-only.yaml", "services:\n  hpatch-agent:\n    read_only: true\n")
+        topology.up()
+        done = topology.isolation()
+        failed = _failed(done)
+        assert 1 == done.returncode
+        assert "hpatch-agent: router.reachable (hpatch-router): no verdict" in "\n".join(failed)
+        assert any(f.startswith("hpatch-agent: sentinel.name: no verdict") for f in failed)
+        assert not any(f.startswith("control-agent") for f in failed), failed
+
 
 class TestReadiness:
     def test_a_service_that_never_listens_is_named(self, topology: Any) -> None:

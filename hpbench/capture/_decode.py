@@ -252,29 +252,34 @@ def _error(s: Any) -> tuple[Facts, int]:
 KIND_MARKER = b'"kind":"'
 """Every compact record line holds this; the two letters after it name the kind."""
 
-DecodeRoute = tuple[Callable[[bytes], Any], Callable[[Any], tuple[Facts, int]], int]
+DecodeRoute = tuple[Callable[[bytes], Any], Callable[[Any], tuple[Facts, int]]]
 
 ROUTES: dict[bytes, DecodeRoute] = {
-    b"cl": (msgspec.json.Decoder(struct_for(models.ClientRecord)).decode, _client, 2),
-    b"pr": (msgspec.json.Decoder(struct_for(models.ProviderRecord)).decode, _provider, 3),
-    b"ex": (msgspec.json.Decoder(struct_for(models.ExchangeRecord)).decode, _exchange, 2),
-    b"er": (msgspec.json.Decoder(struct_for(models.ErrorRecord)).decode, _error, 2),
+    b"cl": (msgspec.json.Decoder(struct_for(models.ClientRecord)).decode, _client),
+    b"pr": (msgspec.json.Decoder(struct_for(models.ProviderRecord)).decode, _provider),
+    b"ex": (msgspec.json.Decoder(struct_for(models.ExchangeRecord)).decode, _exchange),
+    b"er": (msgspec.json.Decoder(struct_for(models.ErrorRecord)).decode, _error),
 }
-"""Per kind (first two letters after :data:`KIND_MARKER`): its decoder, its facts builder
-(facts and key count) and where ``mode`` sits in its facts (``protocol`` follows)."""
-
-DecodeError = msgspec.DecodeError
-"""Raised by a route's decoder for a line it does not accept (validation errors included)."""
+"""Per kind (first two letters after :data:`KIND_MARKER`): its decoder and its facts
+builder (facts and key count)."""
 
 
-def decode_line(line: bytes) -> Facts | None:
-    """The facts of a record line (without its newline), or None for the general route."""
+def decode_counted(line: bytes) -> tuple[Facts, int] | None:
+    """The facts of a record line (without its newline) and how many keys they imply, or
+    None when the decoder refuses it. The caller still owes the colon count."""
     at = line.find(KIND_MARKER)
     route = ROUTES.get(line[at + 8 : at + 10]) if at >= 0 else None
     if route is None:
         return None
     try:
-        facts, keys = route[1](route[0](line))
-    except DecodeError:
+        return route[1](route[0](line))
+    except msgspec.DecodeError:  # validation errors included
         return None
-    return facts if line.count(b":") == keys else None
+
+
+def decode_line(line: bytes) -> Facts | None:
+    """The facts of a record line (without its newline), or None for the general route."""
+    counted = decode_counted(line)
+    if counted is None or line.count(b":") != counted[1]:
+        return None
+    return counted[0]

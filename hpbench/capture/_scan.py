@@ -26,7 +26,7 @@ from hpbench._convert import structure
 from hpbench.capture import codes
 from hpbench.capture._check import record_ok
 from hpbench.capture._converter import CONVERTER
-from hpbench.capture._decode import KIND_MARKER, ROUTES, DecodeError, decode_line
+from hpbench.capture._decode import decode_counted, decode_line
 from hpbench.capture._facts import (
     ClientFacts,
     ErrorFacts,
@@ -719,23 +719,16 @@ def _blocks(path: str, start: int, end: int) -> Iterator[bytes]:
 
 def _decode_block(block: bytes, lines: list[bytes]) -> list[Facts | None]:
     """The facts of each line of ``block`` (None where the general route must decide)."""
-    routes = ROUTES
-    marker = KIND_MARKER
     decoded: list[Facts | None] = []
     keys = 0
     for raw in lines:
-        at = raw.find(marker)
-        route = routes.get(raw[at + 8 : at + 10]) if at >= 0 else None
-        facts: Facts | None = None
-        if route is not None:
-            try:
-                facts, count = route[1](route[0](raw))
-                keys += count
-            except DecodeError:
-                facts = None
-        if facts is None:
-            keys += raw.count(b":")
-        decoded.append(facts)
+        counted = decode_counted(raw)
+        if counted is None:
+            keys += raw.count(b":")  # the general route's lines keep their own colons
+            decoded.append(None)
+        else:
+            keys += counted[1]
+            decoded.append(counted[0])
     if block.count(b":") != keys:  # a repeated key, or a colon in a string: line by line
         return [
             None if facts is None else decode_line(raw)

@@ -242,15 +242,14 @@ def _deliveries(
     proofs: dict[str, Any] = {}
     for result in sorted(results, key=lambda r: (r["repetition"], r["arm"])):
         key = f"{result['repetition']}-{result['arm']}"
+        proofs[key] = {"ok": False, "requests": None, "matching": None}
         records = run_dir / "reps" / str(result["repetition"]) / "provider.jsonl"
         artifact = result.get("instructions_artifact")
-        expected = run_dir / artifact if isinstance(artifact, str) else None
+        if not isinstance(artifact, str):
+            continue
         try:
-            if expected is None:
-                raise FileNotFoundError(artifact)
-            proof = prove_delivery(records, result["arm"], expected)
+            proof = prove_delivery(records, result["arm"], run_dir / artifact)
         except (OSError, UnicodeDecodeError):
-            proofs[key] = {"ok": False, "requests": None, "matching": None}
             continue
         proofs[key] = {"ok": proof.ok, "requests": proof.requests, "matching": proof.matching}
     return proofs

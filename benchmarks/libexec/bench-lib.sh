@@ -32,6 +32,18 @@ instructions_file() {
   if [[ "$1" == control ]]; then echo control.md; else echo treatment.md; fi
 }
 
+# Each container of a Compose project, one a line: "service id state".
+project_containers() {
+  docker ps --all --filter "label=com.docker.compose.project=$1" \
+    --format '{{.Label "com.docker.compose.service"}} {{.ID}} {{.State}}'
+}
+
+# The in-container probe and proof script (benchmarks/libexec/in-container/proofs),
+# for `docker exec ID bash -c "$(proofs_script)" proofs PORT MODE ...`.
+proofs_script() {
+  cat "${BENCH_ROOT}/benchmarks/libexec/in-container/proofs"
+}
+
 # A new private run directory under RUNS_DIR (default: runs/); prints its path.
 make_run_dir() {
   local mode="$1"

@@ -96,6 +96,10 @@ RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
 COPY --from=go-toolchain /usr/local/go /usr/local/go
 COPY --from=codex-build /opt/codex /opt/codex
 COPY --from=go-warm --chown=1000:1000 /opt/go-build /home/agent/.cache/go-build
+# Codex runs every command as `/bin/bash -lc …`, and a login shell's /etc/profile
+# resets PATH to Debian's default, which has /usr/local/bin but not /usr/local/go/bin:
+# links there put the toolchain on every shell Codex can start (go finds its GOROOT
+# through the link). The isolation proof runs `go` the same way (go.login-shell).
 # `codex` starts the native binary exactly as the npm launcher does: the launcher
 # only picks the platform binary and execve()s it with that path as argv[0] and
 # two variables (CODEX_MANAGED_PACKAGE_ROOT, CODEX_MANAGED_BY_NPM=1), so doing the
@@ -118,6 +122,7 @@ RUN root=/opt/codex/lib/node_modules/@openai/codex \
          "export CODEX_MANAGED_PACKAGE_ROOT=${root} CODEX_MANAGED_BY_NPM=1" \
          "exec ${native} \"\$@\"" >/usr/local/bin/codex \
     && chmod 0755 /usr/local/bin/codex \
+    && ln -s /usr/local/go/bin/go /usr/local/go/bin/gofmt /usr/local/bin/ \
     && useradd --uid 1000 --user-group --create-home --shell /bin/bash agent \
     && install -d -o agent -g agent /workspace /home/agent/.codex /home/agent/.cache \
     && install -d -o root -g root -m 0755 /gomodcache \

@@ -37,6 +37,14 @@ API_KEY_VARIABLES = ("HPBENCH_API_KEY", "OPENAI_API_KEY")
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$")
 MAX_REPETITIONS = 16
+# Container runtimes an agent may run under: runc (Docker's default) or gVisor's runsc,
+# which bench.sh accepts only when the engine lists it (docker info).
+AGENT_RUNTIMES = ("runc", "runsc")
+_MEMORY = re.compile(r"^([1-9][0-9]{0,6})([kmg])$")
+_MEMORY_UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+MIN_MEMORY = 64 << 20
+_CPUS = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,2})?$")
+MIN_CPUS, MAX_CPUS = 0.1, 256.0
 
 
 @attrs.frozen
@@ -55,6 +63,13 @@ class Settings:
     provider: str
     offline_demo: bool
     enforce_no_edit_loops: bool
+    agent_memory: str = "4g"
+    agent_cpus: str = "1"
+    agent_pids: int = 1024
+    agent_runtime: str = "runc"
+    grader_memory: str = "4g"
+    grader_cpus: str = "1"
+    grader_pids: int = 1024
     codex_version: str = CODEX_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -84,6 +99,32 @@ def _choice(
     if value not in allowed:
         return default, Finding(
             "settings.choice", f"must be one of {', '.join(allowed)}, got {value!r}", field=name
+        )
+    return value, None
+
+
+def _memory(env: Mapping[str, str], name: str, default: str) -> tuple[str, Finding | None]:
+    """A container memory limit such as ``512m`` or ``4g`` (no swap is added to it)."""
+    value = env.get(name, "").strip().lower() or default
+    match = _MEMORY.match(value)
+    if match is None or int(match[1]) * _MEMORY_UNIT[match[2]] < MIN_MEMORY:
+        return default, Finding(
+            "settings.memory",
+            f"must be a size of at least 64m with a unit k, m or g (e.g. 512m, 4g), got {value!r}",
+            field=name,
+        )
+    return value, None
+
+
+def _cpus(env: Mapping[str, str], name: str, default: str) -> tuple[str, Finding | None]:
+    """A container CPU quota in cores, such as ``1`` or ``0.5``."""
+    value = env.get(name, "").strip() or default
+    if not _CPUS.match(value) or not MIN_CPUS <= float(value) <= MAX_CPUS:
+        return default, Finding(
+            "settings.cpus",
+            f"must be a number of cores from {MIN_CPUS} to {MAX_CPUS:g} (e.g. 1, 0.5), "
+            f"got {value!r}",
+            field=name,
         )
     return value, None
 
@@ -181,6 +222,17 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     provider, offline, provider_findings = _provider(env)
     findings += provider_findings
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
+    # Every container the agent's code runs in (its agent, the grader) is capped, so
+    # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
+    limits = {
+        "agent_memory": keep(_memory(env, "AGENT_MEMORY", "4g")),
+        "agent_cpus": keep(_cpus(env, "AGENT_CPUS", "1")),
+        "agent_pids": keep(_integer(env, "AGENT_PIDS", 1024, 64, 65_536)),
+        "agent_runtime": keep(_choice(env, "AGENT_RUNTIME", "runc", AGENT_RUNTIMES)),
+        "grader_memory": keep(_memory(env, "GRADER_MEMORY", "4g")),
+        "grader_cpus": keep(_cpus(env, "GRADER_CPUS", "1")),
+        "grader_pids": keep(_integer(env, "GRADER_PIDS", 1024, 64, 65_536)),
+    }
     if findings:
         raise ContractError("refusing to start: bad settings", findings)
     return Settings(
@@ -196,4 +248,5 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         provider=provider,
         offline_demo=offline,
         enforce_no_edit_loops=enforce == "true",
+        **limits,
     )

@@ -21,6 +21,39 @@ class TestDefaults:
         assert ("replay", True) == (settings.provider, settings.offline_demo)
         assert settings.enforce_no_edit_loops
 
+    def test_containment_limits(self) -> None:
+        """The agent and grader caps default to 4g, one core and 1024 processes, under runc,
+        and each can be set."""
+        default = settings_from_env("paired", {})
+        assert ("4g", "1", 1024, "runc") == (
+            default.agent_memory,
+            default.agent_cpus,
+            default.agent_pids,
+            default.agent_runtime,
+        )
+        assert ("4g", "1", 1024) == (
+            default.grader_memory,
+            default.grader_cpus,
+            default.grader_pids,
+        )
+        env = {
+            "AGENT_MEMORY": "512M",
+            "AGENT_CPUS": "0.5",
+            "AGENT_PIDS": "256",
+            "AGENT_RUNTIME": "runsc",
+            "GRADER_MEMORY": "2g",
+            "GRADER_CPUS": "2",
+            "GRADER_PIDS": "300",
+        }
+        chosen = settings_from_env("paired", env)
+        assert ("512m", "0.5", 256, "runsc") == (
+            chosen.agent_memory,
+            chosen.agent_cpus,
+            chosen.agent_pids,
+            chosen.agent_runtime,
+        )
+        assert ("2g", "2", 300) == (chosen.grader_memory, chosen.grader_cpus, chosen.grader_pids)
+
     def test_control_only_has_one_arm(self) -> None:
         """control-only schedules the control arm alone."""
         assert ("control",) == settings_from_env("control-only", {}).arms
@@ -56,6 +89,16 @@ class TestDefaults:
             "BENCHMARK_ENFORCE_NO_EDIT_LOOPS",
             "true",
         ),
+        ("paired", {"AGENT_MEMORY": "4"}, "AGENT_MEMORY", "unit"),
+        ("paired", {"AGENT_MEMORY": "32m"}, "AGENT_MEMORY", "at least 64m"),
+        ("paired", {"AGENT_MEMORY": "-1g"}, "AGENT_MEMORY", "size"),
+        ("paired", {"GRADER_MEMORY": "lots"}, "GRADER_MEMORY", "size"),
+        ("paired", {"AGENT_CPUS": "0"}, "AGENT_CPUS", "0.1 to 256"),
+        ("paired", {"AGENT_CPUS": "1,5"}, "AGENT_CPUS", "number of cores"),
+        ("paired", {"GRADER_CPUS": "nan"}, "GRADER_CPUS", "number of cores"),
+        ("paired", {"AGENT_PIDS": "10"}, "AGENT_PIDS", "64 to 65536"),
+        ("paired", {"GRADER_PIDS": "-5"}, "GRADER_PIDS", "whole number"),
+        ("paired", {"AGENT_RUNTIME": "kata"}, "AGENT_RUNTIME", "runc, runsc"),
         ("ctp-only", {}, "MODE", "not available"),
         ("sideways", {}, "MODE", "unknown mode"),
     ],

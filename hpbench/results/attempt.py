@@ -14,6 +14,7 @@ Files read from the attempt directory (all written by the shell):
 ``changed-paths.z`` NUL-separated workspace paths changed or added after Codex exited
 ``diff.patch``   the literal binary-capable diff of those changes
 ``grader/grader.exit``, ``grader/grader.stdout``, ``grader.seconds``  the hidden grading
+``agent-limits.txt`` the agent container's caps and how often it met them
 ``infrastructure.txt`` present when the harness, not the agent, failed
 """
 
@@ -41,6 +42,7 @@ class FailureClass(enum.Enum):
 
     NONE = "none"
     INFRASTRUCTURE = "infrastructure"
+    RESOURCE_LIMIT = "resource-limit"
     AGENT_TIMEOUT = "agent-timeout"
     CODEX_FAILED = "codex-failed"
     JSONL_INVALID = "jsonl-invalid"
@@ -84,6 +86,52 @@ def _changed_paths(path: Path) -> list[str] | None:
     except OSError:
         return None
     return sorted({name.decode("utf-8", "surrogateescape") for name in data.split(b"\0") if name})
+
+
+LIMIT_FIELDS = ("memory_limit_bytes", "oom_kills", "pids_limit", "pids_limit_hits")
+
+
+def _agent_limits(path: Path) -> tuple[dict[str, int | None] | None, list[str]]:
+    """The agent container's caps and hits from ``agent-limits.txt``, and what was wrong.
+
+    A missing file is unknown (None), never "no hits". A cap of ``max`` (none) is None.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, []
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [f"{path.name}: unreadable: {exc}"]
+    values: dict[str, int | None] = {}
+    problems = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        name, _, raw = line.partition(" ")
+        if name not in LIMIT_FIELDS or name in values:
+            problems.append(f"{path.name}:{number}: unexpected or repeated field {name!r}")
+        elif raw == "max":
+            values[name] = None
+        elif raw.isdigit():
+            values[name] = int(raw)
+        else:
+            problems.append(f"{path.name}:{number}: {name} is not a count: {raw!r}")
+    missing = [name for name in LIMIT_FIELDS if name not in values]
+    if missing:
+        problems.append(f"{path.name}: missing {', '.join(missing)}")
+    if problems:
+        return None, problems
+    return values, []
+
+
+def limits_met(limits: dict[str, int | None] | None) -> list[str]:
+    """Which caps the agent's container met: a memory-hog kill, a spent process cap."""
+    if limits is None:
+        return []
+    met = []
+    if limits["oom_kills"]:
+        met.append(f"memory cap: {limits['oom_kills']} process(es) killed out of memory")
+    if limits["pids_limit_hits"]:
+        met.append(f"process cap: {limits['pids_limit_hits']} fork(s) refused")
+    return met
 
 
 def _file_digest(path: Path) -> dict[str, Any] | None:
@@ -174,10 +222,18 @@ def decide(
     codex: dict[str, Any],
     unauthorized: list[str] | None,
     grader: dict[str, Any],
+    limits_met: list[str] | None = None,
 ) -> FailureClass:
-    """The attempt's failure class; ``NONE`` means it passed."""
+    """The attempt's failure class; ``NONE`` means it passed.
+
+    An agent that met its container's memory or process cap fails as
+    ``resource-limit`` whatever followed: what it did then was done in a box that
+    had stopped being the same for both arms.
+    """
     if infrastructure_error is not None:
         return FailureClass.INFRASTRUCTURE
+    if limits_met:
+        return FailureClass.RESOURCE_LIMIT
     if codex["timed_out"]:
         return FailureClass.AGENT_TIMEOUT
     if codex["exit_code"] != 0:
@@ -210,11 +266,14 @@ def build_result(
     changed = _changed_paths(directory / "changed-paths.z")
     unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
     grader = _grader_section(directory)
+    limits, limit_problems = _agent_limits(directory / "agent-limits.txt")
+    met = limits_met(limits)
     failure = decide(
         infrastructure_error=infrastructure_error,
         codex=codex,
         unauthorized=unauthorized,
         grader=grader,
+        limits_met=met,
     )
     return {
         "schema": ATTEMPT_SCHEMA,
@@ -227,6 +286,9 @@ def build_result(
         "unauthorized_paths": unauthorized,
         "diff": _file_digest(directory / "diff.patch"),
         "grader": grader,
+        "agent_limits": limits,
+        "agent_limits_met": met,
+        "agent_limits_findings": limit_problems,
         "infrastructure_error": infrastructure_error,
         "passed": failure is FailureClass.NONE,
         "failure_class": failure.value,

@@ -219,6 +219,75 @@ class TestPassDecision:
         result = result_of(make_attempt(tmp_path / "a", exit_code=1, jsonl=failing))
         assert "codex-failed" == result["failure_class"]
 
+    LIMITS = (
+        "memory_limit_bytes 4294967296\noom_kills {oom}\npids_limit 1024\npids_limit_hits {pids}\n"
+    )
+
+    def test_limits_recorded_when_not_met(self, tmp_path: Path) -> None:
+        """The agent's caps are kept as evidence; caps never met change nothing."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "agent-limits.txt").write_text(self.LIMITS.format(oom=0, pids=0))
+        result = result_of(directory)
+        assert (True, []) == (result["passed"], result["agent_limits_met"])
+        assert {
+            "memory_limit_bytes": 4294967296,
+            "oom_kills": 0,
+            "pids_limit": 1024,
+            "pids_limit_hits": 0,
+        } == result["agent_limits"]
+
+    @pytest.mark.parametrize(
+        ("oom", "pids", "named"), [(1, 0, "memory cap"), (0, 37, "process cap")]
+    )
+    def test_a_met_cap_fails_the_attempt(
+        self, tmp_path: Path, oom: int, pids: int, named: str
+    ) -> None:
+        """A memory hog killed or a fork bomb stopped by the caps fails its attempt as
+        resource-limit, even when the grader passes afterwards."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "agent-limits.txt").write_text(self.LIMITS.format(oom=oom, pids=pids))
+        result = result_of(directory)
+        assert (False, "resource-limit") == (result["passed"], result["failure_class"])
+        assert named in result["agent_limits_met"][0]  # type: ignore[index]
+
+    def test_missing_limits_are_unknown(self, tmp_path: Path) -> None:
+        """No counters recorded: the limits are null (unknown), not a clean record."""
+        result = result_of(make_attempt(tmp_path / "a"))
+        assert (None, [], []) == (
+            result["agent_limits"],
+            result["agent_limits_met"],
+            result["agent_limits_findings"],
+        )
+
+    @pytest.mark.parametrize(
+        ("text", "finding"),
+        [
+            ("memory_limit_bytes 1\noom_kills 0\npids_limit 9\n", "missing pids_limit_hits"),
+            ("memory_limit_bytes 1\noom_kills x\npids_limit 9\npids_limit_hits 0\n", "not a count"),
+            (
+                "memory_limit_bytes 1\noom_kills 0\noom_kills 5\npids_limit 9\npids_limit_hits 0\n",
+                "repeated",
+            ),
+            ("bogus 1\n", "unexpected"),
+        ],
+    )
+    def test_malformed_limits_are_refused(self, tmp_path: Path, text: str, finding: str) -> None:
+        """A counters file that does not read cleanly is unknown, with a finding naming it."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "agent-limits.txt").write_text(text)
+        result = result_of(directory)
+        assert result["agent_limits"] is None
+        assert any(finding in f for f in result["agent_limits_findings"])  # type: ignore[attr-defined]
+
+    def test_unlimited_cap_is_null(self, tmp_path: Path) -> None:
+        """A cap of "max" (none set) reads as null, never as a number."""
+        directory = make_attempt(tmp_path / "a")
+        (directory / "agent-limits.txt").write_text(
+            "memory_limit_bytes max\noom_kills 0\npids_limit max\npids_limit_hits 0\n"
+        )
+        limits = result_of(directory)["agent_limits"]
+        assert (None, None) == (limits["memory_limit_bytes"], limits["pids_limit"])  # type: ignore[index]
+
     def test_result_file_is_private(self, tmp_path: Path) -> None:
         """result.json is written with mode 0600."""
         directory = make_attempt(tmp_path / "a")

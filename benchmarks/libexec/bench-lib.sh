@@ -58,6 +58,66 @@ make_run_dir() {
   printf '%s\n' "${run_dir}"
 }
 
+# --- What agents mount, at paths that name nothing ---
+# A container's /proc/self/mountinfo shows each bind mount's source path. A source under
+# the run directory would tell the agent the checkout's location, the run id and its arm.
+# So whatever an agent mounts lives in a random directory under the run's mount root
+# (HPBENCH_MOUNT_BASE, default /var/tmp), and the run directory keeps a symlink to it:
+# Docker resolves the symlink, so only the random path reaches the container.
+# release_mounts moves the contents back into the run directory when the run ends.
+
+# The run's mount root (made on first use, mode 0700); prints its path.
+mount_root() {
+  local run_dir="$1" root
+  if [[ ! -L "${run_dir}/.mounts" ]]; then
+    local base="${HPBENCH_MOUNT_BASE:-/var/tmp}"
+    root="$(mktemp -d "${base}/XXXXXXXXXXXX")" || abort "cannot create a mount root under ${base}"
+    ln -s "${root}" "${run_dir}/.mounts"
+  fi
+  readlink "${run_dir}/.mounts"
+}
+
+# A fresh neutral path (not yet created) for LINK, which becomes a symlink to it; prints it.
+# Each link is listed in RUN_DIR/.mount-links, the only links release_mounts touches.
+neutral_path() {
+  local run_dir="$1" link="$2" dir
+  dir="$(mktemp -d "$(mount_root "${run_dir}")/XXXXXXXXXXXX")" || abort "cannot create a mount directory"
+  chmod 0755 "${dir}"
+  mkdir -p "$(dirname "${link}")"
+  ln -s "${dir}/m" "${link}"
+  printf '%s\0' "${link}" >>"${run_dir}/.mount-links"
+  printf '%s\n' "${dir}/m"
+}
+
+# A read-only neutral copy of FILE (mode 0644) named NAME; prints its path.
+neutral_copy() {
+  local run_dir="$1" file="$2" name="$3" dir
+  dir="$(mktemp -d "$(mount_root "${run_dir}")/XXXXXXXXXXXX")" || abort "cannot create a mount directory"
+  chmod 0755 "${dir}"
+  install -m 0644 "${file}" "${dir}/${name}"
+  printf '%s\n' "${dir}/${name}"
+}
+
+# Moves every neutral directory back behind its listed symlink and removes the root.
+# Safe to call twice. Only the links neutral_path made are read: a symlink an agent
+# planted in its workspace is never taken for one, and nothing is followed.
+release_mounts() {
+  local run_dir="$1" root link target
+  [[ -L "${run_dir}/.mounts" ]] || return 0
+  root="$(readlink "${run_dir}/.mounts")"
+  local -a links=()
+  [[ -f "${run_dir}/.mount-links" ]] && mapfile -t -d '' links <"${run_dir}/.mount-links"
+  for link in "${links[@]}"; do
+    [[ -L "${link}" ]] || continue
+    target="$(readlink "${link}")"
+    [[ "${target}" == "${root}/"*/m ]] || continue
+    rm -f "${link}"
+    if [[ -e "${target}" || -L "${target}" ]]; then mv "${target}" "${link}"; fi
+  done
+  rm -rf "${root}"
+  rm -f "${run_dir}/.mounts" "${run_dir}/.mount-links"
+}
+
 # --- Compose (container platform) ---
 
 # The topology file, and the images every topology and the grader use.

@@ -41,6 +41,7 @@ import hashlib
 import hmac
 import json
 import math
+import re
 import secrets
 import sys
 import time
@@ -127,6 +128,52 @@ def first_developer_hash(items: Sequence[Any]) -> str | None:
         else:
             return None
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return None
+
+
+_EXIT_CODE = re.compile(r"^Process exited with code (-?[0-9]+)$", re.MULTILINE)
+
+
+def reported_exit_code(items: Sequence[Any], call_id: str) -> int | None:
+    """The exit code Codex reported for ``call_id``'s command, or None when it reported none.
+
+    Codex sends a finished ``exec_command`` back as ``function_call_output`` whose text
+    holds "Process exited with code N"; a command still running (past its yield time)
+    has no such line. The output may be a string or a list of ``input_text`` parts.
+    """
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "function_call_output":
+            continue
+        if item.get("call_id") != call_id:
+            continue
+        output = item.get("output")
+        if isinstance(output, list):
+            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+        if not isinstance(output, str):
+            return None
+        match = _EXIT_CODE.search(output)
+        return int(match[1]) if match else None
+    return None
+
+
+def unmet_expectation(
+    script: Script, step_index: int, items: Sequence[Any]
+) -> dict[str, Any] | None:
+    """The previous step's ``expect_exit_code`` that the request's history does not meet.
+
+    A replay script asserts this way that a command it relies on (the demo's
+    ``go test``) really ran and passed; a command that exits 127 because its tool
+    is missing then ends the attempt instead of being passed over.
+    """
+    if step_index == 0 or step_index > len(script.steps):
+        return None
+    previous = step_index - 1
+    for position, item in enumerate(script.steps[previous].output):
+        if item.type is not ItemType.EXEC_COMMAND or item.expect_exit_code is None:
+            continue
+        got = reported_exit_code(items, f"call_{previous}_{position}")
+        if got != item.expect_exit_code:
+            return {"step": previous, "expected": item.expect_exit_code, "got": got}
     return None
 
 
@@ -421,6 +468,15 @@ class Provider:
             "fault": None if fault is None else fault.kind.value,
         }
         headers = [("x-request-id", f"req_{self._seq}")]
+        if await self._refuse_unmet(
+            script=script,
+            step_index=step_index,
+            items=items,
+            headers=headers,
+            record=record,
+            writer=writer,
+        ):
+            return True
         if step is None:
             outcome = await self._exhausted(script, step_index, headers, writer)
             record["response"] = {"status": 200, "outcome": outcome}
@@ -472,6 +528,31 @@ class Provider:
         self._finish(record)
         return outcome in ("completed", "response_failed")
 
+    async def _refuse_unmet(
+        self,
+        *,
+        script: Script,
+        step_index: int,
+        items: Sequence[Any],
+        headers: list[tuple[str, str]],
+        record: dict[str, Any],
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        """Ends the turn (fatally) when the history misses an ``expect_exit_code``."""
+        unmet = unmet_expectation(script, step_index, items)
+        if unmet is None:
+            return False
+        got = "no exit code" if unmet["got"] is None else f"exit code {unmet['got']}"
+        message = (
+            f"replay expectation failed: the command of step {unmet['step']} of script "
+            f"{script.name} reported {got}, expected {unmet['expected']}"
+        )
+        await _fail_stream(writer, headers, "resp_expectation", message)
+        record["expectation"] = unmet
+        record["response"] = {"status": 200, "outcome": "expectation_failed"}
+        self._finish(record)
+        return True
+
     async def _exhausted(
         self,
         script: Script,
@@ -480,17 +561,7 @@ class Provider:
         writer: asyncio.StreamWriter,
     ) -> str:
         message = f"script {script.name} has {len(script.steps)} steps; step {step_index} asked"
-        event = {
-            "type": "response.failed",
-            "response": {
-                "id": "resp_exhausted",
-                "error": {"code": "invalid_prompt", "message": message},
-            },
-        }
-        sender = _http.ChunkedSender(writer)
-        await sender.start(200, [*headers, ("content-type", "text/event-stream")])
-        await sender.send(encode_event(event))
-        await sender.finish()
+        await _fail_stream(writer, headers, "resp_exhausted", message)
         return "script_exhausted"
 
     def _finish(self, record: dict[str, Any]) -> None:
@@ -504,6 +575,20 @@ class Provider:
             turn_state=record["turn_state"]["status"],
             outcome=record["response"]["outcome"],
         )
+
+
+async def _fail_stream(
+    writer: asyncio.StreamWriter, headers: list[tuple[str, str]], response_id: str, message: str
+) -> None:
+    """A stream of one ``response.failed`` with a code Codex treats as fatal (no retry)."""
+    event = {
+        "type": "response.failed",
+        "response": {"id": response_id, "error": {"code": "invalid_prompt", "message": message}},
+    }
+    sender = _http.ChunkedSender(writer)
+    await sender.start(200, [*headers, ("content-type", "text/event-stream")])
+    await sender.send(encode_event(event))
+    await sender.finish()
 
 
 def _seconds_text(value: float) -> str:

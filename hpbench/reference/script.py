@@ -67,7 +67,9 @@ class ScriptItem:
     """One output item.
 
     ``reasoning`` and ``message`` use ``text``; ``exec_command`` uses ``cmd`` and
-    optionally ``workdir`` and ``yield_time_ms``; ``apply_patch`` uses ``patch``;
+    optionally ``workdir``, ``yield_time_ms`` and ``expect_exit_code`` (the
+    provider then refuses to go on unless the command's output, sent back with
+    the next request, says it exited with that code); ``apply_patch`` uses ``patch``;
     ``function_call`` uses ``name`` and ``arguments`` (JSON text);
     ``custom_tool_call`` uses ``name`` and ``input``.
     """
@@ -77,6 +79,7 @@ class ScriptItem:
     cmd: str | None = None
     workdir: str | None = None
     yield_time_ms: int | None = None
+    expect_exit_code: int | None = None
     patch: str | None = None
     name: str | None = None
     arguments: str | None = None
@@ -95,7 +98,9 @@ class ScriptItem:
 
     def allowed_fields(self) -> frozenset[str]:
         """The fields this item type may carry."""
-        extra = {ItemType.EXEC_COMMAND: ("workdir", "yield_time_ms")}.get(self.type, ())
+        extra = {ItemType.EXEC_COMMAND: ("workdir", "yield_time_ms", "expect_exit_code")}.get(
+            self.type, ()
+        )
         return frozenset(("type", *self.required_fields(), *extra))
 
 
@@ -159,6 +164,12 @@ def _check(script: Script, raw: dict[str, Any], source: str) -> list[Finding]:
         if len(calls) > 1:
             add(f"{where}.output", "at most one tool call per step (Codex runs them concurrently)")
         raw_items = raw["steps"][index]["output"]
+        expecting = [item for item in step.output if item.expect_exit_code is not None]
+        if expecting and index == len(script.steps) - 1:
+            add(
+                f"{where}.output",
+                "expect_exit_code needs a later step: the exit code arrives with the next request",
+            )
         for position, item in enumerate(step.output):
             for message in _item_problems(item, raw_items[position]):
                 add(f"{where}.output[{position}]", message)
@@ -179,6 +190,8 @@ def _item_problems(item: ScriptItem, raw: dict[str, Any]) -> list[str]:
         problems.append(f"{item.type.value} needs {', '.join(missing)}")
     if unexpected:
         problems.append(f"{item.type.value} does not take {', '.join(unexpected)}")
+    if item.expect_exit_code is not None and not 0 <= item.expect_exit_code <= 255:
+        problems.append("expect_exit_code must be an exit status from 0 to 255")
     if item.type is ItemType.FUNCTION_CALL and item.arguments is not None:
         try:
             json.loads(item.arguments)

@@ -18,6 +18,7 @@ from hpbench.reference._sse import EventDecoder
 from hpbench.reference.harness import Running, read_jsonl, running_provider
 from hpbench.reference.provider import (
     PrefixCache,
+    reported_exit_code,
     responses_in_history,
     tokens_for,
     turn_state_status,
@@ -118,7 +119,11 @@ def history_after(answer: Answer, *, output: str = "ok") -> list[dict[str, Any]]
 
 @pytest.fixture
 def provider(tmp_path: Path, replay_dir: Path) -> Iterator[Running]:
-    scripts = {"demo": replay_dir / "edit-and-check.json", "faults": replay_dir / "faults.json"}
+    scripts = {
+        "demo": replay_dir / "edit-and-check.json",
+        "faults": replay_dir / "faults.json",
+        "expect": replay_dir / "expect-exit.json",
+    }
     with running_provider(scripts, tmp_path) as running:
         yield running
 
@@ -337,6 +342,79 @@ class TestFaults:
         assert "server_is_overloaded" == answer.events[-1]["response"]["error"]["code"]
 
 
+class TestExpectations:
+    """A step's expect_exit_code is checked against the exit code Codex reports next."""
+
+    PATH = "/expect/v1/responses"
+
+    def second(self, provider: Running, output: Any) -> Answer:
+        first = post(provider, body([user()]), path=self.PATH)
+        items = first.items()
+        assert ["function_call"] == [i["type"] for i in items]
+        reply = {"type": "function_call_output", "call_id": items[0]["call_id"], "output": output}
+        return post(provider, body([user(), *items, reply]), path=self.PATH)
+
+    def test_met(self, provider: Running):
+        """Exit code 0 as expected: the next step is served."""
+        answer = self.second(
+            provider, "Chunk ID: 1\nWall time: 1 s\nProcess exited with code 0\nok"
+        )
+        assert ["message"] == [i["type"] for i in answer.items()]
+        assert "completed" == records(provider)[-1]["response"]["outcome"]
+
+    def test_met_with_array_output(self, provider: Running):
+        """An output given as input_text parts is read too."""
+        parts = [{"type": "input_text", "text": "Process exited with code 0\n"}]
+        assert ["message"] == [i["type"] for i in self.second(provider, parts).items()]
+
+    @pytest.mark.parametrize(
+        ("output", "got"),
+        [
+            ("Process exited with code 127\nOutput:\nbash: go: command not found", 127),
+            ("Process running with session ID 76192", None),
+            ("Process exited with code 1\n", 1),
+        ],
+    )
+    def test_unmet_ends_the_turn(self, provider: Running, output: str, got: int | None):
+        """go missing (127), a command still running, or a failure: response.failed with a
+        fatal code, and the record says which step expected what."""
+        answer = self.second(provider, output)
+        assert "response.failed" == answer.events[-1]["type"]
+        error = answer.events[-1]["response"]["error"]
+        assert "invalid_prompt" == error["code"]
+        assert "replay expectation failed" in error["message"]
+        record = records(provider)[-1]
+        assert "expectation_failed" == record["response"]["outcome"]
+        assert {"step": 0, "expected": 0, "got": got} == record["expectation"]
+
+    def test_missing_output_is_unmet(self, provider: Running):
+        """A history without the command's output does not meet the expectation."""
+        first = post(provider, body([user()]), path=self.PATH)
+        said = {"type": "message", "role": "assistant", "content": []}
+        answer = post(provider, body([user(), *first.items(), said]), path=self.PATH)
+        assert "response.failed" == answer.events[-1]["type"]
+
+    def test_reported_exit_code_reads_only_its_call(self):
+        """Another call's exit code is not taken for this one's."""
+        items = [
+            {
+                "type": "function_call_output",
+                "call_id": "a",
+                "output": "Process exited with code 0",
+            },
+            {
+                "type": "function_call_output",
+                "call_id": "b",
+                "output": "Process exited with code 2",
+            },
+        ]
+        assert (0, 2, None) == (
+            reported_exit_code(items, "a"),
+            reported_exit_code(items, "b"),
+            reported_exit_code(items, "c"),
+        )
+
+
 class TestRecords:
     def test_records_are_sanitized(self, provider: Running, tmp_path: Path):
         """No authorization value and no conversation text, in the file or on /requests."""
@@ -357,7 +435,7 @@ class TestRecords:
 
     def test_health(self, provider: Running):
         """/healthz names the scripts."""
-        assert {"ok": True, "scripts": ["demo", "faults"]} == provider.get_json("/healthz")
+        assert {"ok": True, "scripts": ["demo", "expect", "faults"]} == provider.get_json("/healthz")
 
 
 class TestCommandLine:

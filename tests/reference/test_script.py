@@ -89,6 +89,31 @@ class TestParse:
         with pytest.raises(ContractError, match="JSON text"):
             parse_script(changed(["steps", 0, "output"], bad))
 
+    @pytest.mark.parametrize(
+        ("item", "last", "text"),
+        [
+            (
+                {"type": "exec_command", "cmd": "go test", "expect_exit_code": 256},
+                False,
+                "0 to 255",
+            ),
+            ({"type": "exec_command", "cmd": "go test", "expect_exit_code": -1}, False, "0 to 255"),
+            ({"type": "apply_patch", "patch": "p", "expect_exit_code": 0}, False, "does not take"),
+            ({"type": "exec_command", "cmd": "go test", "expect_exit_code": 0}, True, "later step"),
+        ],
+    )
+    def test_expect_exit_code_refused(self, item: dict[str, Any], last: bool, text: str):
+        """expect_exit_code is an exit status, on exec_command only, and needs a next step
+        (the exit code arrives with the next request)."""
+        data = changed(["steps", 1 if last else 0, "output"], [item])
+        with pytest.raises(ContractError, match=text):
+            parse_script(data)
+
+    def test_expect_exit_code_must_be_an_integer(self):
+        """true is not an exit status."""
+        with pytest.raises(ContractError):
+            parse_script(changed(["steps", 0, "output", 0, "expect_exit_code"], True))
+
     def test_not_json(self, tmp_path: Path):
         """A file that is not JSON is a finding, not a traceback."""
         path = tmp_path / "s.json"

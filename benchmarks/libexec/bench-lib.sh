@@ -125,13 +125,11 @@ COMPOSE_FILE="${COMPOSE_FILE:-${BENCH_ROOT}/compose.yaml}"
 HPBENCH_IMAGE_TAG="${HPBENCH_IMAGE_TAG:-local}"
 export COMPOSE_FILE HPBENCH_IMAGE_TAG
 
-# A Compose project name of its own for one run (and repetition): hpbench-<run>[-<suffix>].
+# A fresh Compose project name: hpbench-<12 random hex digits>. It is random, not the
+# run id, because agents see it: in their volumes' paths (/proc/self/mountinfo) and in
+# their containers' DNS names. The run directory lists its projects (compose-projects).
 compose_project_name() {
-  local run_dir="$1" suffix="${2:-}"
-  local name
-  name="hpbench-$(basename "${run_dir}")${suffix:+-${suffix}}"
-  name="$(printf '%s' "${name}" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_-' '-')"
-  printf '%s\n' "${name}"
+  printf 'hpbench-%s\n' "$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 }
 
 # Extra `-f FILE` arguments, one a line, from BENCH_COMPOSE_OVERRIDES (colon-separated).

@@ -8,74 +8,25 @@ Compose projects behind.
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from .conftest import (
+    BENCH,
+    RUN_TIMEOUT,
+    SCENARIOS,
+    bench,
+    bench_env,
+    leftovers,
+    results,
+    run_dir_of,
+)
+
 pytestmark = [pytest.mark.docker, pytest.mark.e2e]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BENCH = REPO_ROOT / "benchmarks" / "bench.sh"
-SCENARIOS = REPO_ROOT / "tests" / "data" / "e2e"
-RUN_TIMEOUT = 900
-
-
-def bench_env(runs_dir: Path, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"MODE", "HPBENCH_API_KEY", "OPENAI_API_KEY", "PROVIDER", "REPETITIONS"}
-    }
-    # Images are built once per session by the first run; later runs reuse them.
-    return {**env, "RUNS_DIR": str(runs_dir), "HPBENCH_SKIP_BUILD": "1", **extra}
-
-
-def run_dir_of(stderr: str) -> Path:
-    match = re.search(r"run directory: (\S+)", stderr)
-    assert match, stderr[-3000:]
-    return Path(match.group(1))
-
-
-def leftovers(run_dir: Path) -> list[str]:
-    """Containers, networks and volumes of the run's Compose projects that still exist."""
-    projects_file = run_dir / "compose-projects"
-    projects = projects_file.read_text().split() if projects_file.is_file() else []
-    left = []
-    for project in projects:
-        label = f"label=com.docker.compose.project={project}"
-        for kind in (["ps", "-aq"], ["network", "ls", "-q"], ["volume", "ls", "-q"]):
-            out = subprocess.run(
-                ["docker", *kind, "--filter", label], capture_output=True, text=True, check=True
-            ).stdout.split()
-            left += [f"{kind[0]} {item}" for item in out]
-    return left
-
-
-def results(run_dir: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
-
-
-def bench(mode: str, runs_dir: Path, **extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    result = subprocess.run(
-        [str(BENCH), mode],
-        capture_output=True,
-        text=True,
-        env=bench_env(runs_dir, **extra),
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
-    return result, run_dir_of(result.stderr)
-
-
-@pytest.fixture(scope="module")
-def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield tmp_path_factory.mktemp("runs")
 
 
 class TestOfflineDemo:

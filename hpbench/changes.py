@@ -86,7 +86,7 @@ GIT_MODE_SYMLINK = "120000"
 
 @attrs.frozen
 class Entry:
-    """One side of a path: its kind, and for a regular file its executable bit and size."""
+    """One side of a path: its kind; a regular file's executable bit and size; a link's target."""
 
     kind: Kind
     executable: bool = False
@@ -105,7 +105,11 @@ class Entry:
 
 @attrs.frozen
 class Change:
-    """One changed path; ``before`` is absent for an addition, ``after`` for a deletion."""
+    """One changed path.
+
+    The ``before_*`` fields are None for an addition and the ``after_*`` fields for a
+    deletion; a mode is also None on a side that is a special file.
+    """
 
     path: bytes
     status: Status

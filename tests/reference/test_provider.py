@@ -435,7 +435,9 @@ class TestRecords:
 
     def test_health(self, provider: Running):
         """/healthz names the scripts."""
-        assert {"ok": True, "scripts": ["demo", "expect", "faults"]} == provider.get_json("/healthz")
+        assert {"ok": True, "scripts": ["demo", "expect", "faults"]} == provider.get_json(
+            "/healthz"
+        )
 
 
 class TestCommandLine:

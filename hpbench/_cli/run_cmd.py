@@ -26,8 +26,10 @@ def register(commands: Any) -> None:
         description=(
             "Reads TASK, MODEL, EFFORT, REPETITIONS, AGENT_TIMEOUT, CONTROL_ROUTER_IMAGE, "
             "HPATCH_ROUTER_IMAGE, PROVIDER (replay or a Responses base URL; replay when no API "
-            "key is set), HPBENCH_API_KEY/OPENAI_API_KEY (presence only) and "
-            "BENCHMARK_ENFORCE_NO_EDIT_LOOPS."
+            "key is set), HPBENCH_API_KEY/OPENAI_API_KEY (presence only), "
+            "BENCHMARK_ENFORCE_NO_EDIT_LOOPS, and the agent's and grader's caps: "
+            "AGENT_MEMORY, AGENT_CPUS, AGENT_PIDS, AGENT_RUNTIME, GRADER_MEMORY, GRADER_CPUS, "
+            "GRADER_PIDS."
         ),
     )
     settings.add_argument("mode", choices=KNOWN_MODES, metavar="MODE")

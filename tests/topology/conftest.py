@@ -4,6 +4,8 @@ Images are built once per test session (``bench-images``; layer-cached).
 Each ``topology`` gets its own Compose project name, its own workspaces, module
 cache and Codex configs under ``tmp_path``, and is always taken down with
 ``bench-down``, which also proves nothing of the project remains.
+``stock_topology`` is one unmodified topology shared by a module's tests, for
+tests that only look at it or change what they restore.
 """
 
 from __future__ import annotations
@@ -127,13 +129,40 @@ class Topology:
         """The hpbench CLI of the checkout."""
         return run([str(HPBENCH), *args])
 
-    def isolation(self) -> subprocess.CompletedProcess[str]:
-        """``bench-isolation PROJECT``."""
-        return run([str(LIBEXEC / "bench-isolation"), self.project], env=self._env())
+    def isolation(self, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """``bench-isolation PROJECT``, with ``env`` added to the environment."""
+        return run(
+            [str(LIBEXEC / "bench-isolation"), self.project], env={**self._env(), **(env or {})}
+        )
 
     def down(self) -> subprocess.CompletedProcess[str]:
         """``bench-down PROJECT``: down with volumes, and proof that nothing remains."""
         return run([str(LIBEXEC / "bench-down"), self.project], env=self._env())
+
+    def firewall(
+        self, command: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``bench-firewall COMMAND PROJECT``."""
+        return run([str(LIBEXEC / "bench-firewall"), command, self.project], env=env)
+
+    def container(self, service: str) -> str:
+        """The id of the service's container."""
+        done = self.compose("ps", "--all", "--quiet", service)
+        assert 0 == done.returncode, done.stderr
+        return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def stock_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
+    """One stock topology, up and ready, for all of a module's tests; taken down at the end."""
+    build_images_once()
+    topo = Topology(tmp_path_factory.mktemp("stock"))
+    try:
+        topo.up()
+        yield topo
+    finally:
+        done = topo.down()
+        assert 0 == done.returncode, done.stderr
 
 
 @pytest.fixture

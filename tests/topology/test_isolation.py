@@ -26,6 +26,14 @@ def _failed(done: subprocess.CompletedProcess[str]) -> list[str]:
     ]
 
 
+def _held(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [
+        line.split("isolation proof held: ", 1)[1]
+        for line in done.stderr.splitlines()
+        if "isolation proof held: " in line
+    ]
+
+
 class TestSoundTopology:
     def test_every_proof_holds(self, topology: Any) -> None:
         """A stock topology passes the structural proof and every probe from both agents."""
@@ -43,6 +51,13 @@ class TestSoundTopology:
         assert 0 == done.returncode, done.stderr
         assert [] == _failed(done)
         assert "isolation proven" in done.stderr
+        held = _held(done)
+        for agent in ("control-agent", "hpatch-agent"):
+            # Go as Codex runs it: a login shell finds go, and the module proof uses one.
+            assert f"{agent}: go.login-shell" in held
+            assert f"{agent}: go.offline" in held
+            assert any(p.startswith(f"{agent}: host.address (") for p in held), held
+        assert "host.listener (127.0.0.1)" in held
 
 
 class TestFaultsAreCaught:
@@ -102,10 +117,29 @@ class TestFaultsAreCaught:
         assert failed[0].startswith("control-agent: go.offline")
         assert "GOPROXY=off" in failed[0]
 
+    def test_go_missing_from_a_login_shell(self, topology: Any) -> None:
+        """An agent whose login shell's PATH has no go (as before the image linked go into
+        /usr/local/bin) fails go.login-shell and go.offline, though go is on the image's
+        PATH: Codex runs every command as /bin/bash -lc."""
+        profile = topology.root / "profile"
+        profile.write_text('PATH="/usr/bin:/bin"\nexport PATH\n')
+        profile.chmod(0o644)
+        topology.override(
+            "login-path.yaml",
+            f"services:\n  hpatch-agent:\n    volumes:\n      - {profile}:/etc/profile:ro\n",
+        )
+        topology.up()
+        failed = _failed(topology.isolation())
+        assert 2 == len(failed), failed
+        assert failed[0].startswith("hpatch-agent: go.login-shell (/bin/bash -lc ")
+        assert "PATH=/usr/bin:/bin" in failed[0]
+        assert failed[1].startswith("hpatch-agent: go.offline (/bin/bash -lc 'go mod download all'")
+
     def test_proofs_that_cannot_run_are_named(self, topology: Any) -> None:
-        """An agent whose filesystem is read-only cannot run its probes: each expected
-        proof is named as having no verdict instead of passing by silence."""
-        topology.override("read-only.yaml", "services:\n  hpatch-agent:\n    read_only: true\n")
+        """An agent with nowhere to write (a read-only root, as always, and no /tmp) cannot
+        run its probes: each expected proof is named as having no verdict instead of
+        passing by silence."""
+        topology.override("read-only.yaml", "services:\n  hpatch-agent:\n    tmpfs: !reset []\n")
         topology.up()
         done = topology.isolation()
         failed = _failed(done)

@@ -4,7 +4,7 @@ Each case plants something in a workspace (a symlink at the hidden test's path,
 at one of its parents, to a host path; a fifo or a directory where the hidden
 test goes), grades it, and checks that nothing outside the grading changed,
 that the hidden file was graded where it belongs, and that grader.evidence
-names what was removed. The grading's code runs as 10001 with no way to write
+names what was removed. The grading's code runs as 1000 with no way to write
 the workspace, another grading's build cache, or the host, and its memory,
 processes and time are capped.
 """
@@ -195,6 +195,20 @@ class TestLinksInTheCopy:
         assert ["not-copied"] == [fields[0] for fields in graded.evidence]
         assert "secret.txt" in graded.evidence[0][2]
 
+    def test_the_agents_private_file_is_graded(self, tmp_path: Path) -> None:
+        """A file the agent made mode 0600 (mktemp, then mv) is its own: the grading, which
+        runs as the agent's uid, copies it like any other."""
+        workspace = tmp_path / "workspace"
+        workspace.mkdir()
+        private = workspace / "private.go"
+        private.write_text("package p\n")
+        private.chmod(0o600)
+        os.chown(private, 1000, 1000)
+        spec = fake_spec(tmp_path, ["true"], {"hidden.txt": "hidden\n"})
+        graded = grade(workspace, tmp_path / "out", {"BENCH_GRADER_SPEC": str(spec)}, task="fake")
+        assert "package p\n" == (graded.out / "work" / "private.go").read_text()
+        assert [] == graded.evidence
+
     def test_marker_printed_by_the_graded_code_forges_no_evidence(self, tmp_path: Path) -> None:
         workspace = tmp_path / "workspace"
         workspace.mkdir()
@@ -224,7 +238,7 @@ def test_runs_unprivileged_and_cannot_write_the_workspace(tmp_path: Path) -> Non
     graded = grade(workspace, tmp_path / "out", {"BENCH_GRADER_SPEC": str(spec)}, task="fake")
     assert "0" == graded.exit, graded.grader_stderr
     lines = graded.stdout.splitlines()
-    assert "uid=10001 gid=10001" == lines[0]
+    assert "uid=1000 gid=1000" == lines[0]
     assert lines[1].endswith("0000000000000000")
     for path in ("/src/x", "/hidden/x", "/etc/x", "/usr/x"):
         assert f"refused {path}" in lines
@@ -236,11 +250,11 @@ def test_runs_unprivileged_and_cannot_write_the_workspace(tmp_path: Path) -> Non
 
 
 def test_go_test_of_the_agent_runs_as_the_grader_user(oracle: Path, tmp_path: Path) -> None:
-    """The agent's own Go test sees uid 10001, a read-only /src and a writable copy."""
+    """The agent's own Go test sees uid 1000, a read-only /src and a writable copy."""
     (oracle / "kv" / "probe_test.go").write_text(
         'package kv\n\nimport (\n\t"os"\n\t"testing"\n)\n\n'
         "func TestProbe(t *testing.T) {\n"
-        '\tif os.Getuid() != 10001 {\n\t\tt.Fatalf("uid %d", os.Getuid())\n\t}\n'
+        '\tif os.Getuid() != 1000 {\n\t\tt.Fatalf("uid %d", os.Getuid())\n\t}\n'
         '\tif os.WriteFile("/src/kv/planted.go", []byte("x"), 0o644) == nil {\n'
         '\t\tt.Fatal("wrote the workspace")\n\t}\n'
         '\tif err := os.WriteFile("scratch.txt", []byte("x"), 0o644); err != nil {\n'
@@ -267,7 +281,7 @@ class TestBuildCache:
         """A run cache filled by a trusted grading, frozen as bench-prepare leaves it (or not)."""
         cache = tmp_path / "gocache"
         cache.mkdir()
-        os.chown(cache, 10001, 10001)
+        os.chown(cache, 1000, 1000)
         workspace = tmp_path / "trusted"
         workspace.mkdir()
         (workspace / "go.mod").write_text("module fake.test/m\n\ngo 1.19\n")

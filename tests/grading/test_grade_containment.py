@@ -327,8 +327,28 @@ class TestBuildCache:
     def test_prepare_fills_then_freezes_the_run_cache(self, tmp_path: Path) -> None:
         """Qualification (base fails with its discriminator, oracle passes) fills the cache."""
         run_dir = tmp_path / "run"
-        done = run([str(LIBEXEC / "bench-prepare"), "kv-rangestream", str(run_dir)])
+        mounts = tmp_path / "mounts"
+        mounts.mkdir()
+        done = run(
+            [str(LIBEXEC / "bench-prepare"), "kv-rangestream", str(run_dir)],
+            {"HPBENCH_MOUNT_BASE": str(mounts)},
+        )
         assert 0 == done.returncode, done.stderr
+        # The module cache sits at a neutral path until the run releases it.
+        assert (run_dir / "gomodcache").is_symlink()
+        release = run(
+            [
+                "bash",
+                "-c",
+                'source "$1"; release_mounts "$2"',
+                "release",
+                str(LIBEXEC / "bench-lib.sh"),
+                str(run_dir),
+            ]
+        )
+        assert 0 == release.returncode, release.stderr
+        assert (run_dir / "gomodcache").is_dir() and not (run_dir / "gomodcache").is_symlink()
+        assert [] == list(mounts.iterdir())
         assert "base fails with 'has no field or method RangeStream', oracle passes" in done.stderr
         cache = run_dir / "gocache"
         entries = list(cache.rglob("*"))

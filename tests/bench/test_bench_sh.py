@@ -66,3 +66,30 @@ class TestModeSelection:
         )
         assert 1 == result.returncode
         assert "is not a mode" in result.stderr
+
+
+class TestContainmentSettings:
+    def test_bad_cap_is_refused_before_anything_starts(self, tmp_path: Path) -> None:
+        """A malformed cap stops the run at the settings check, naming the variable."""
+        result = bench("paired", AGENT_MEMORY="lots", GRADER_PIDS="3", RUNS_DIR=str(tmp_path))
+        assert 1 == result.returncode
+        assert "AGENT_MEMORY" in result.stderr
+        assert "GRADER_PIDS" in result.stderr
+        assert [] == list(tmp_path.iterdir())
+
+    @pytest.mark.docker
+    def test_a_runtime_the_engine_lacks_is_refused(self, tmp_path: Path) -> None:
+        """AGENT_RUNTIME=runsc without gVisor in the engine stops the run before any run
+        directory, image or topology is made."""
+        runtimes = subprocess.run(
+            ["docker", "info", "--format", "{{range $n, $_ := .Runtimes}}{{$n}} {{end}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        if "runsc" in runtimes:
+            pytest.skip("this engine has gVisor (runsc): nothing to refuse")
+        result = bench("paired", AGENT_RUNTIME="runsc", RUNS_DIR=str(tmp_path))
+        assert 1 == result.returncode
+        assert "AGENT_RUNTIME=runsc: the Docker engine has no such runtime" in result.stderr
+        assert [] == list(tmp_path.iterdir())

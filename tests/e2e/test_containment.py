@@ -214,7 +214,8 @@ class TestFairShares:
     ) -> None:
         """Under AGENT_MEMORY=512m and AGENT_PIDS=128, control hogs memory and forks without
         end; its attempt fails as resource-limit with the counters kept as evidence, the
-        caps it ran under are the ones set, and hpatch's attempt passes."""
+        caps it ran under are the ones set, and hpatch's attempt passes, graded under the
+        GRADER_* caps that were set."""
         hog = "x=$(head -c 2000M /dev/zero | tr '\\0' a); echo ${#x}"
         bomb = "for i in $(seq 400); do (sleep 8 &) 2>/dev/null; done; echo spawned"
         control = [
@@ -230,6 +231,8 @@ class TestFairShares:
             HPBENCH_REPLAY_DIR=str(scenario),
             AGENT_MEMORY="512m",
             AGENT_PIDS="128",
+            GRADER_MEMORY="768m",
+            GRADER_PIDS="256",
         )
 
         assert 0 != result.returncode
@@ -241,4 +244,7 @@ class TestFairShares:
         assert (run_dir / "attempts/1-control/agent-limits.txt").is_file()
         fair = attempt(run_dir, "hpatch")
         assert (True, "none") == (fair["passed"], fair["failure_class"])
+        # The grader's caps reach its container as set.
+        state = (run_dir / "attempts/1-hpatch/grader/grader.state").read_text().splitlines()
+        assert {"memory=768m", "pids=256", "outcome=exited"} <= set(state)
         assert [] == leftovers(run_dir)

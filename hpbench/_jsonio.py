@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def canonical_json(value: Any) -> str:
@@ -20,12 +21,20 @@ def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
     A reader never sees a half-written file, and the file is private (0600 by
     default) from the moment it exists.
     """
+    write_atomic_stream(path, lambda stream: stream.write(text.encode("utf-8")), mode)
+
+
+def write_atomic_stream(path: Path, write: Callable[[BinaryIO], object], mode: int = 0o600) -> None:
+    """Let ``write`` fill a private same-directory temporary file, then rename it to ``path``.
+
+    A reader never sees half a stream, and a writer that fails leaves no file behind.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(handle, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         Path(tmp_name).replace(path)

@@ -14,17 +14,14 @@ into a private repository of its own to write the diff.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import structlog
 
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
-from hpbench._jsonio import canonical_json, write_atomic
+from hpbench._jsonio import canonical_json, write_atomic, write_atomic_stream
 from hpbench.changes import (
     Change,
     changed_paths_z,
@@ -68,8 +65,8 @@ def compare_command(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / CHANGES_JSON_NAME, canonical_json(changes_document(changes)) + "\n")
     paths = changed_paths_z(changes)
-    _write_binary_atomic(out / CHANGED_PATHS_NAME, lambda stream: _write_all(stream, paths))
-    _write_binary_atomic(
+    write_atomic_stream(out / CHANGED_PATHS_NAME, lambda stream: stream.write(paths))
+    write_atomic_stream(
         out / FAST_IMPORT_NAME, lambda s: write_fast_import(changes, args.base, args.work, s)
     )
     in_diff = sum(1 for change in changes if change.in_diff)
@@ -85,25 +82,3 @@ def _summary(changes: list[Change], in_diff: int) -> str:
     if not changes:
         return "no changes"
     return f"{len(changes)} changed path(s), {in_diff} in the diff"
-
-
-def _write_all(stream: BinaryIO, data: bytes) -> None:
-    stream.write(data)
-
-
-def _write_binary_atomic(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """``write`` into a private same-directory temporary file, then rename it to ``path``.
-
-    A reader never sees half a stream, and a failed comparison leaves no file behind.
-    """
-    handle, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(handle, 0o600)
-        with os.fdopen(handle, "wb") as stream:
-            write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        Path(tmp_name).replace(path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise

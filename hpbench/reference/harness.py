@@ -19,6 +19,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +29,44 @@ import attrs
 
 LOOPBACK = "127.0.0.1"
 READY_TIMEOUT = 20.0
+
+
+class HostListener:
+    """A TCP service on the host bound to 0.0.0.0, as a careless one would be: it answers
+    every connection with a 200 and remembers who came (``peers``).
+
+    Containment tests start one and prove that no agent reaches it.
+    """
+
+    def __init__(self) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind(("0.0.0.0", 0))  # noqa: S104 - the point: a host service on every address
+        self.socket.listen(16)
+        self.socket.settimeout(0.2)
+        self.port: int = self.socket.getsockname()[1]
+        self.peers: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, peer = self.socket.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with connection:
+                self.peers.append(str(peer[0]))
+                connection.sendall(b"HTTP/1.0 200 OK\r\n\r\nhost\n")
+
+    def close(self) -> None:
+        """Stop serving and close the socket."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.socket.close()
 
 
 def free_port() -> int:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hpbench.reference.harness import HostListener
 
 from .conftest import bench, leftovers, results
 
@@ -64,42 +64,9 @@ def write_scripts(
     return directory
 
 
-class Listener:
-    """A TCP listener on the host, bound to 0.0.0.0, that counts who reached it."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind(("0.0.0.0", 0))  # noqa: S104 - the point: a host service on every address
-        self.socket.listen(16)
-        self.socket.settimeout(0.5)
-        self.port = self.socket.getsockname()[1]
-        self.peers: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, peer = self.socket.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.peers.append(peer[0])
-            connection.sendall(b"HTTP/1.0 200 OK\r\n\r\nhost secret\n")
-            connection.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.socket.close()
-
-
 @pytest.fixture
-def listener() -> Iterator[Listener]:
-    server = Listener()
+def listener() -> Iterator[HostListener]:
+    server = HostListener()
     try:
         yield server
     finally:
@@ -113,7 +80,7 @@ def attempt(run_dir: Path, arm: str) -> dict[str, Any]:
 
 class TestHostileRepository:
     def test_git_payloads_never_run_and_the_box_names_nothing(
-        self, runs_dir: Path, tmp_path: Path, listener: Listener
+        self, runs_dir: Path, tmp_path: Path, listener: HostListener
     ) -> None:
         """The agent arms every git hook it can (fsmonitor, clean/smudge filters, a pager,
         an external diff, hooks, an includeIf) to write marker files on the host, checks

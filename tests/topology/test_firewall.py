@@ -17,48 +17,19 @@ import re
 import shutil
 import socket
 import subprocess
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from hpbench.reference.harness import HostListener
+
 from .conftest import LIBEXEC, Topology, run
 
 pytestmark = pytest.mark.docker
 AGENTS = ("control-agent", "hpatch-agent")
 FIREWALL = str(LIBEXEC / "bench-firewall")
-
-
-class HostListener:
-    """A TCP service on the host bound to 0.0.0.0, as a careless one would be; counts who came."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.socket.bind(("0.0.0.0", 0))  # noqa: S104 - the point: a host service on every address
-        self.socket.listen(16)
-        self.socket.settimeout(0.2)
-        self.port: int = self.socket.getsockname()[1]
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self.socket.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                self.accepted += 1
-                connection.sendall(b"HTTP/1.0 200 OK\r\n\r\nhost\n")
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.socket.close()
 
 
 @pytest.fixture
@@ -143,7 +114,7 @@ class TestOnAStockTopology:
                 assert not reaches(stock_topology, agent, address, listener.port), (
                     f"{agent} reached the host at {address}:{listener.port}"
                 )
-        assert 1 == listener.accepted  # the fixture's own check on 127.0.0.1
+        assert 1 == len(listener.peers)  # the fixture's own check on 127.0.0.1
 
     def test_without_the_rules_the_host_is_reached_and_isolation_fails(
         self, stock_topology: Topology, listener: HostListener, tmp_path: Path
@@ -154,7 +125,7 @@ class TestOnAStockTopology:
         try:
             address = gateways(stock_topology, "control-agent")[0]
             assert reaches(stock_topology, "control-agent", address, listener.port)
-            assert 2 == listener.accepted
+            assert 2 == len(listener.peers)
 
             # An iptables and ip6tables that accept every command and change nothing.
             fake = tmp_path / "bin"

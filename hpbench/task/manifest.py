@@ -32,6 +32,11 @@ _REVISION = re.compile(r"^[0-9a-f]{40}$")
 _TASK_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _GO_VERSION = re.compile(r"^1\.\d+(\.\d+)?$")
 _MODULE_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~/-]*$")
+_TEST_NAME = re.compile(r"^Test[A-Za-z0-9_]*$")
+# A top-level Go test declared in a _test.go file: func TestX(t *testing.T).
+_TEST_DECLARATION = re.compile(
+    r"^func (Test[A-Za-z0-9_]*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE
+)
 
 
 class OracleTier(enum.Enum):
@@ -90,7 +95,10 @@ class Grader:
     (relative to the task directory) at the same relative path.
     ``base_discriminator`` is the text the grader's output must contain when
     it runs on the base revision, so qualification proves it fails for the
-    right reason.
+    right reason. ``required_tests`` (go-test graders) names every hidden test
+    by package: an attempt passes only when each reports ``pass`` in the
+    ``go test -json`` stream, so a grader that exits 0 having run no test (an
+    ``init`` that exits, a rewritten ``-test.run``) cannot pass.
     """
 
     kind: GraderKind
@@ -99,6 +107,7 @@ class Grader:
     timeout_seconds: int
     base_discriminator: str
     root: str = "hidden"
+    required_tests: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -349,6 +358,7 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
                 "$.grader.timeout_seconds",
             )
         )
+    findings += _check_required_tests(manifest, task_dir, source)
     if not grader.base_discriminator.strip():
         findings.append(
             Finding(
@@ -359,6 +369,83 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
             )
         )
     return findings
+
+
+def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
+    """A go-test grader names every hidden test, by package, and only hidden tests.
+
+    Each named test must be declared in a hidden file of a directory the package
+    ends in, and every test the hidden files declare must be named: a hidden test
+    that nobody requires could fail unnoticed.
+    """
+    grader = manifest.grader
+    field = "$.grader.required_tests"
+    if grader.kind is not GraderKind.GO_TEST:
+        if grader.required_tests:
+            return [
+                Finding(
+                    "manifest.grader.required_tests",
+                    "only a go-test grader names required tests",
+                    source,
+                    field,
+                )
+            ]
+        return []
+    if not grader.required_tests:
+        return [
+            Finding(
+                "manifest.grader.required_tests",
+                "a go-test grader must name its hidden tests by package",
+                source,
+                field,
+            )
+        ]
+    findings: list[Finding] = []
+    declared = _declared_hidden_tests(grader, task_dir)
+    named: dict[str, set[str]] = {}
+    for package, tests in grader.required_tests.items():
+        where = f"{field}[{package!r}]"
+        directories = [d for d in declared if d in (".", package) or package.endswith(f"/{d}")]
+        available = set().union(*(declared[d] for d in directories)) if directories else set()
+        if not tests:
+            findings.append(
+                Finding("manifest.grader.required_tests", "names no test", source, where)
+            )
+        for index, test in enumerate(tests):
+            if not _TEST_NAME.match(test):
+                message = f"{test!r} is not a top-level Go test name (Test...)"
+            elif test not in available:
+                message = f"{test} is not declared in any hidden _test.go file of {package}"
+            else:
+                named.setdefault(package, set()).add(test)
+                continue
+            findings.append(
+                Finding("manifest.grader.required_tests", message, source, f"{where}[{index}]")
+            )
+    for directory, declared_tests in sorted(declared.items()):
+        unnamed = sorted(t for t in declared_tests if not any(t in n for n in named.values()))
+        if unnamed:
+            findings.append(
+                Finding(
+                    "manifest.grader.required_tests",
+                    f"hidden tests in {directory}/ that no package names: {', '.join(unnamed)}",
+                    source,
+                    field,
+                )
+            )
+    return findings
+
+
+def _declared_hidden_tests(grader: Grader, task_dir: Path) -> dict[str, set[str]]:
+    """The top-level tests each directory's hidden _test.go files declare."""
+    declared: dict[str, set[str]] = {}
+    for name in grader.files:
+        path = task_dir / grader.root / name
+        if not name.endswith("_test.go") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        declared.setdefault(str(Path(name).parent), set()).update(_TEST_DECLARATION.findall(text))
+    return declared
 
 
 def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:

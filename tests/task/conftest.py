@@ -24,6 +24,8 @@ def dump_toml(data: dict[str, Any]) -> str:
             return '"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"'
         if isinstance(item, list):
             return "[" + ", ".join(value(element) for element in item) + "]"
+        if isinstance(item, dict):
+            return "{" + ", ".join(f"{value(k)} = {value(v)}" for k, v in item.items()) + "}"
         msg = f"cannot write {item!r}"
         raise TypeError(msg)
 

@@ -254,6 +254,50 @@ MALFORMED = [
         "manifest.runtime.module",
         "Go module path",
     ),
+    (
+        "go-test grader without required tests",
+        _delete("grader", "required_tests"),
+        "$.grader.required_tests",
+        "manifest.grader.required_tests",
+        "must name its hidden tests",
+    ),
+    (
+        "a required test no hidden file declares",
+        _set("grader", "required_tests", value={"kvstore.example/kv": ["TestNotThere"]}),
+        "$.grader.required_tests['kvstore.example/kv'][0]",
+        "manifest.grader.required_tests",
+        "not declared",
+    ),
+    (
+        "a hidden test nobody requires",
+        _set("grader", "required_tests", value={"kvstore.example/kv": ["TestRangeStreamErrors"]}),
+        "$.grader.required_tests",
+        "manifest.grader.required_tests",
+        "TestRangeStreamFirstResponse",
+    ),
+    (
+        "a required test in the wrong package",
+        _set(
+            "grader", "required_tests", value={"kvstore.example/other": ["TestRangeStreamErrors"]}
+        ),
+        "$.grader.required_tests['kvstore.example/other'][0]",
+        "manifest.grader.required_tests",
+        "not declared",
+    ),
+    (
+        "not a test name",
+        _set("grader", "required_tests", value={"kvstore.example/kv": ["BenchmarkX"]}),
+        "$.grader.required_tests['kvstore.example/kv'][0]",
+        "manifest.grader.required_tests",
+        "top-level Go test name",
+    ),
+    (
+        "a package naming no test",
+        _set("grader", "required_tests", value={"kvstore.example/kv": []}),
+        "$.grader.required_tests['kvstore.example/kv']",
+        "manifest.grader.required_tests",
+        "names no test",
+    ),
 ]
 
 

@@ -402,10 +402,11 @@ def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> li
         ]
     findings: list[Finding] = []
     declared = _declared_hidden_tests(grader, task_dir)
+    module = _bundled_module_path(manifest, task_dir)
     named: dict[str, set[str]] = {}
     for package, tests in grader.required_tests.items():
         where = f"{field}[{package!r}]"
-        directories = [d for d in declared if d in (".", package) or package.endswith(f"/{d}")]
+        directories = [d for d in declared if _package_of(d, module, package) == package]
         available = set().union(*(declared[d] for d in directories)) if directories else set()
         if not tests:
             findings.append(
@@ -434,6 +435,31 @@ def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> li
                 )
             )
     return findings
+
+
+_GO_MODULE = re.compile(r"^module\s+(\S+)\s*$", re.MULTILINE)
+
+
+def _bundled_module_path(manifest: Manifest, task_dir: Path) -> str | None:
+    """The module path in a bundled base's go.mod; None when there is none to read."""
+    if manifest.source.kind is not SourceKind.BUNDLED or manifest.source.base is None:
+        return None
+    try:
+        text = (task_dir / manifest.source.base / "go.mod").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = _GO_MODULE.search(text)
+    return match[1].strip('"') if match else None
+
+
+def _package_of(directory: str, module: str | None, package: str) -> str | None:
+    """The import path of a hidden directory: exact when the module is known, else the
+    named package when it ends in that directory (a git source's module is not here)."""
+    if module is not None:
+        return module if directory == "." else f"{module}/{directory}"
+    if directory == "." or package.endswith(f"/{directory}"):
+        return package
+    return None
 
 
 def _declared_hidden_tests(grader: Grader, task_dir: Path) -> dict[str, set[str]]:

@@ -263,14 +263,16 @@ MALFORMED = [
     ),
     (
         "a required test no hidden file declares",
-        _set("grader", "required_tests", value={"kvstore.example/kv": ["TestNotThere"]}),
-        "$.grader.required_tests['kvstore.example/kv'][0]",
+        _set("grader", "required_tests", value={"kvstore.example/kv/kv": ["TestNotThere"]}),
+        "$.grader.required_tests['kvstore.example/kv/kv'][0]",
         "manifest.grader.required_tests",
         "not declared",
     ),
     (
         "a hidden test nobody requires",
-        _set("grader", "required_tests", value={"kvstore.example/kv": ["TestRangeStreamErrors"]}),
+        _set(
+            "grader", "required_tests", value={"kvstore.example/kv/kv": ["TestRangeStreamErrors"]}
+        ),
         "$.grader.required_tests",
         "manifest.grader.required_tests",
         "TestRangeStreamFirstResponse",
@@ -285,16 +287,23 @@ MALFORMED = [
         "not declared",
     ),
     (
-        "not a test name",
-        _set("grader", "required_tests", value={"kvstore.example/kv": ["BenchmarkX"]}),
+        "the module instead of the test's package",
+        _set("grader", "required_tests", value={"kvstore.example/kv": ["TestRangeStreamErrors"]}),
         "$.grader.required_tests['kvstore.example/kv'][0]",
+        "manifest.grader.required_tests",
+        "not declared",
+    ),
+    (
+        "not a test name",
+        _set("grader", "required_tests", value={"kvstore.example/kv/kv": ["BenchmarkX"]}),
+        "$.grader.required_tests['kvstore.example/kv/kv'][0]",
         "manifest.grader.required_tests",
         "top-level Go test name",
     ),
     (
         "a package naming no test",
-        _set("grader", "required_tests", value={"kvstore.example/kv": []}),
-        "$.grader.required_tests['kvstore.example/kv']",
+        _set("grader", "required_tests", value={"kvstore.example/kv/kv": []}),
+        "$.grader.required_tests['kvstore.example/kv/kv']",
         "manifest.grader.required_tests",
         "names no test",
     ),

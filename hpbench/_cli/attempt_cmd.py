@@ -73,7 +73,11 @@ def result_command(args: argparse.Namespace) -> int:
         instructions_sha256=instructions_digest,
     )
     result = build_result(
-        args.directory, identity, task.manifest.paths.allowed, args.workspace_root
+        args.directory,
+        identity,
+        task.manifest.paths.allowed,
+        args.workspace_root,
+        required_tests=task.manifest.grader.required_tests,
     )
     write_result(args.directory, result)
     log.info(

@@ -2,9 +2,11 @@
 
 The shell runs the attempt and leaves raw evidence in the attempt directory;
 this module turns that evidence into one JSON object and the pass decision.
-An attempt passes only when Codex exited 0 without timeout, its JSONL was
-recorded and reads cleanly, every changed path is allowed, and the hidden
-grader passed. Anything unknown stays null.
+An attempt passes only when Codex exited 0 without timeout and its JSONL was
+recorded, reads cleanly and ends in ``turn.completed``, every changed path is
+allowed, and every hidden test the manifest names reported ``pass`` in the
+grader's ``go test -json`` stream (:mod:`hpbench.results.verdict`), with
+nothing else failing and the grader exiting 0. Anything unknown stays null.
 
 Files read from the attempt directory (all written by the shell):
 
@@ -13,7 +15,9 @@ Files read from the attempt directory (all written by the shell):
 ``agent.seconds`` measured agent wall time
 ``changed-paths.z`` NUL-separated workspace paths changed or added after Codex exited
 ``diff.patch``   the literal binary-capable diff of those changes
-``grader/grader.exit``, ``grader/grader.stdout``, ``grader.seconds``  the hidden grading
+``agent.timeout``  the agent timeout in seconds (an exit near it is a timeout whatever the status)
+``grader/grader.exit``, ``grader/grader.stdout``, ``grader/grader.state``, ``grader.seconds``
+                 the hidden grading (grader.state: how its container ended)
 ``agent-limits.txt`` the agent container's caps and how often it met them
 ``infrastructure.txt`` present when the harness, not the agent, failed
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,7 @@ import attrs
 from hpbench._jsonio import write_atomic
 from hpbench.codex import summarize_file
 from hpbench.results.gotest import parse_go_test_file
+from hpbench.results.verdict import VerdictStatus, judge
 
 ATTEMPT_SCHEMA = "hpbench.attempt.v1"
 RESULT_NAME = "result.json"
@@ -47,7 +53,26 @@ class FailureClass(enum.Enum):
     CODEX_FAILED = "codex-failed"
     JSONL_INVALID = "jsonl-invalid"
     UNAUTHORIZED_PATH = "unauthorized-path"
+    GRADER_TIMEOUT = "grader-timeout"
+    GRADER_OUTPUT_UNREADABLE = "grader-output-unreadable"
+    HIDDEN_TESTS_MISSING = "hidden-tests-missing"
+    HIDDEN_TESTS_FAILED = "hidden-tests-failed"
+    HIDDEN_TESTS_SKIPPED = "hidden-tests-skipped"
     GRADER_FAILED = "grader-failed"
+
+
+# The verdict statuses that fail an attempt, and the class each one gets.
+VERDICT_CLASSES = {
+    VerdictStatus.UNREADABLE: FailureClass.GRADER_OUTPUT_UNREADABLE,
+    VerdictStatus.MISSING: FailureClass.HIDDEN_TESTS_MISSING,
+    VerdictStatus.FAILED: FailureClass.HIDDEN_TESTS_FAILED,
+    VerdictStatus.SKIPPED: FailureClass.HIDDEN_TESTS_SKIPPED,
+    VerdictStatus.EXIT: FailureClass.GRADER_FAILED,
+}
+# Exit statuses a kill by `timeout` produces: 124 (TERM), 137 (KILL after the grace).
+KILL_STATUSES = frozenset({124, 137})
+# An exit this close to the limit, with a kill status, is the timeout whatever docker said.
+TIMEOUT_SLACK_SECONDS = 1.0
 
 
 @attrs.frozen
@@ -141,12 +166,32 @@ def _file_digest(path: Path) -> dict[str, Any] | None:
     return {"path": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
+def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | None) -> bool:
+    """Whether the agent timeout ended Codex.
+
+    ``timeout`` exits 124, or 137 when its KILL after the grace struck; through
+    ``docker exec`` other statuses are possible. So a run that lasted the whole
+    limit is a timeout whatever its status, and 124 is one whenever the limit is
+    unknown.
+    """
+    if seconds is not None and limit is not None and seconds >= limit - TIMEOUT_SLACK_SECONDS:
+        return exit_code != 0
+    if limit is None:
+        return exit_code == TIMEOUT_STATUS
+    return False
+
+
 def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
     jsonl = directory / "codex.jsonl"
     exit_code = _read_int(directory / "codex.exit")
+    timed_out = agent_timed_out(
+        exit_code,
+        _read_float(directory / "agent.seconds"),
+        _read_int(directory / "agent.timeout"),
+    )
     section: dict[str, Any] = {
         "exit_code": exit_code,
-        "timed_out": exit_code == TIMEOUT_STATUS,
+        "timed_out": timed_out,
         "jsonl": None,
         "jsonl_findings": [],
         "outcome": None,
@@ -171,21 +216,53 @@ def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
     return section
 
 
-def _grader_section(directory: Path) -> dict[str, Any]:
+def _grader_state(path: Path) -> dict[str, str] | None:
+    """``grader.state`` (``key=value`` lines, written by bench-grade), or None."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return dict(line.partition("=")[::2] for line in text.splitlines() if "=" in line)
+
+
+def _grader_section(
+    directory: Path, required_tests: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, Any], str | None]:
+    """The grading as the attempt object records it, and an infrastructure error if the
+    grader's container, not the agent's code, ended it."""
     grader = directory / "grader"
     exit_code = _read_int(grader / "grader.exit")
     report = parse_go_test_file(grader / "grader.stdout")
+    state = _grader_state(grader / "grader.state")
+    outcome = None if state is None else state.get("outcome")
+    timed_out = outcome == "timeout" or (outcome is None and exit_code in KILL_STATUSES)
     counts = attrs.asdict(report.counts) if report.counts is not None else None
-    return {
+    # A go-test grader names its tests (the manifest insists); a command grader has only
+    # its exit status.
+    judged = exit_code is not None and bool(required_tests)
+    verdict = judge(report, required_tests, exit_code) if judged else None
+    infrastructure = None
+    # Out of memory before any test ran: the container, not the tests (those report).
+    if outcome == "oom-killed" and report.started == 0:
+        infrastructure = "the grader container ran out of memory before any hidden test ran"
+    section = {
         "ran": exit_code is not None,
         "exit_code": exit_code,
-        "timed_out": exit_code == TIMEOUT_STATUS,
-        "passed": exit_code == 0,
+        "container_outcome": outcome,
+        "timed_out": timed_out,
+        "passed": not timed_out
+        and (
+            verdict.status is VerdictStatus.PASSED
+            if verdict is not None
+            else exit_code == 0 and not required_tests
+        ),
         "seconds": _read_float(directory / "grader.seconds"),
         "tests": counts,
         "failed_tests": list(report.failed_tests),
         "build_failed": report.build_failed,
+        "hidden_tests": None if verdict is None else verdict.to_json(),
     }
+    return section, infrastructure
 
 
 # What Codex 0.169 says when the provider, not the model, ended the turn: 5xx
@@ -240,10 +317,19 @@ def decide(
         return FailureClass.CODEX_FAILED
     if codex["jsonl"] is None or codex["jsonl_findings"]:
         return FailureClass.JSONL_INVALID
+    # Exit 0 is not enough: the stream must end in turn.completed (not turn.failed, not cut).
+    if codex["outcome"] != "completed":
+        return FailureClass.CODEX_FAILED
     if unauthorized is None or unauthorized:
         return FailureClass.UNAUTHORIZED_PATH
-    if not grader["passed"]:
-        return FailureClass.GRADER_FAILED
+    if grader["timed_out"]:
+        return FailureClass.GRADER_TIMEOUT
+    verdict = grader.get("hidden_tests")
+    if verdict is None:
+        return FailureClass.NONE if grader["passed"] else FailureClass.GRADER_FAILED
+    status = VerdictStatus(verdict["status"])
+    if status is not VerdictStatus.PASSED:
+        return VERDICT_CLASSES[status]
     return FailureClass.NONE
 
 
@@ -252,8 +338,13 @@ def build_result(
     identity: AttemptIdentity,
     allowed_paths: tuple[str, ...],
     workspace_root: str,
+    *,
+    required_tests: Mapping[str, Sequence[str]],
 ) -> dict[str, Any]:
-    """The attempt object for the evidence in ``directory``."""
+    """The attempt object for the evidence in ``directory``.
+
+    ``required_tests`` is the manifest's ``grader.required_tests``: each must pass.
+    """
     infrastructure = directory / "infrastructure.txt"
     infrastructure_error = (
         infrastructure.read_text(encoding="utf-8", errors="replace").strip() or "unspecified"
@@ -265,7 +356,8 @@ def build_result(
         infrastructure_error = provider_failure(codex["terminal_error"])
     changed = _changed_paths(directory / "changed-paths.z")
     unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
-    grader = _grader_section(directory)
+    grader, grader_infrastructure = _grader_section(directory, required_tests)
+    infrastructure_error = infrastructure_error or grader_infrastructure
     limits, limit_problems = _agent_limits(directory / "agent-limits.txt")
     met = limits_met(limits)
     failure = decide(

@@ -37,6 +37,10 @@ class GoTestReport:
     failed_packages: tuple[str, ...]
     build_failed: bool
     unreadable_lines: int
+    outcomes: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    """The last verdict (pass, fail, skip) of each top-level test, by (package, test)."""
+    started: int = 0
+    """How many top-level tests began to run (``run`` events)."""
 
 
 def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
@@ -45,6 +49,7 @@ def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
     failed_packages: set[str] = set()
     build_failed = False
     unreadable = 0
+    started = 0
     for line in lines:
         stripped = line.strip()
         if not stripped:
@@ -66,6 +71,8 @@ def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
             build_failed = True
         if action == "build-fail":
             build_failed = True
+        if action == "run" and isinstance(test, str) and "/" not in test:
+            started += 1
         if action not in {"pass", "fail", "skip"}:
             continue
         if isinstance(test, str) and "/" not in test:
@@ -78,7 +85,13 @@ def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
         counts = GoTestCounts(values.count("pass"), values.count("fail"), values.count("skip"))
     failed = sorted(test for (_, test), verdict in verdicts.items() if verdict == "fail")
     return GoTestReport(
-        counts, tuple(failed), tuple(sorted(failed_packages)), build_failed, unreadable
+        counts,
+        tuple(failed),
+        tuple(sorted(failed_packages)),
+        build_failed,
+        unreadable,
+        verdicts,
+        started,
     )
 
 

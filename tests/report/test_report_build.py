@@ -52,7 +52,16 @@ def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode)
         instructions_artifact=f"instructions/{arm}.md",
         instructions_sha256="0" * 64,
     )
-    write_result(attempt, build_result(attempt, identity, ("kv/rangestream.go",), "/workspace"))
+    write_result(
+        attempt,
+        build_result(
+            attempt,
+            identity,
+            ("kv/rangestream.go",),
+            "/workspace",
+            required_tests={"p": ("TestA",)},
+        ),
+    )
     # The scripted provider's records: every request carried the arm's instructions.
     instructions = run / identity.instructions_artifact
     instructions.parent.mkdir(parents=True, exist_ok=True)

@@ -40,10 +40,13 @@ GOOD_JSONL = [
 ]
 
 PASSING_GRADER = [
+    {"Action": "run", "Package": "p", "Test": "TestA"},
     {"Action": "pass", "Package": "p", "Test": "TestA"},
+    {"Action": "run", "Package": "p", "Test": "TestB"},
     {"Action": "pass", "Package": "p", "Test": "TestB"},
     {"Action": "pass", "Package": "p"},
 ]
+REQUIRED = {"p": ("TestA", "TestB")}
 
 
 def identity(arm: str = "control", repetition: int = 1, order: int = 1) -> AttemptIdentity:
@@ -89,7 +92,7 @@ def make_attempt(
 
 
 def result_of(directory: Path) -> dict[str, object]:
-    return build_result(directory, identity(), ALLOWED, WORKSPACE)
+    return build_result(directory, identity(), ALLOWED, WORKSPACE, required_tests=REQUIRED)
 
 
 class TestPassDecision:
@@ -157,7 +160,7 @@ class TestPassDecision:
             {"Action": "fail", "Package": "p", "Test": "TestB"},
         ]
         result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=1))
-        assert "grader-failed" == result["failure_class"]
+        assert "hidden-tests-failed" == result["failure_class"]
         assert {"passed": 1, "failed": 1, "skipped": 0} == result["grader"]["tests"]  # type: ignore[index]
         assert ["TestB"] == result["grader"]["failed_tests"]  # type: ignore[index]
 
@@ -300,7 +303,14 @@ class TestMerge:
     def _attempt(self, run: Path, name: str, arm: str, repetition: int, order: int) -> None:
         directory = make_attempt(run / "attempts" / name)
         write_result(
-            directory, build_result(directory, identity(arm, repetition, order), ALLOWED, WORKSPACE)
+            directory,
+            build_result(
+                directory,
+                identity(arm, repetition, order),
+                ALLOWED,
+                WORKSPACE,
+                required_tests=REQUIRED,
+            ),
         )
 
     def test_deterministic_order(self, tmp_path: Path) -> None:
@@ -335,3 +345,125 @@ class TestMerge:
         with pytest.raises(ContractError) as caught:
             merge_results(run)
         assert "results.schema" == caught.value.findings[0].code
+
+
+def run_and(test: str, action: str, package: str = "p") -> list[dict[str, object]]:
+    return [
+        {"Action": "run", "Package": package, "Test": test},
+        {"Action": action, "Package": package, "Test": test},
+    ]
+
+
+class TestHiddenTestVerdict:
+    """A pass needs every required test, by name, reporting pass in the go test stream."""
+
+    def test_init_exit_cheat_is_missing_tests(self, tmp_path: Path) -> None:
+        """An init() that exits 0 inside the test binary: go test says ok, no test ran."""
+        lines = [{"Action": "start", "Package": "p"}, {"Action": "pass", "Package": "p"}]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=0))
+        assert (False, "hidden-tests-missing") == (result["passed"], result["failure_class"])
+        verdict = result["grader"]["hidden_tests"]  # type: ignore[index]
+        assert ["p.TestA", "p.TestB"] == verdict["missing"]
+
+    def test_rewritten_run_filter_is_missing_tests(self, tmp_path: Path) -> None:
+        """Code that narrows -test.run to one test leaves the other required test missing."""
+        lines = [*run_and("TestA", "pass"), {"Action": "pass", "Package": "p"}]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=0))
+        assert "hidden-tests-missing" == result["failure_class"]
+        assert ["p.TestB"] == result["grader"]["hidden_tests"]["missing"]  # type: ignore[index]
+
+    def test_skipped_required_test(self, tmp_path: Path) -> None:
+        """A required test that skipped (exit 0) is not a pass."""
+        lines = [*run_and("TestA", "pass"), *run_and("TestB", "skip")]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=0))
+        assert "hidden-tests-skipped" == result["failure_class"]
+
+    def test_a_failure_beside_exit_0(self, tmp_path: Path) -> None:
+        """Output that shows a failed test fails the attempt even when the grader exited 0."""
+        lines = [*run_and("TestA", "pass"), *run_and("TestB", "pass"), *run_and("TestC", "fail")]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=0))
+        assert "hidden-tests-failed" == result["failure_class"]
+        assert ["p.TestC"] == result["grader"]["hidden_tests"]["other_failures"]  # type: ignore[index]
+
+    def test_wrong_package_does_not_count(self, tmp_path: Path) -> None:
+        """A pass of a same-named test in another package is not the required test."""
+        lines = [*run_and("TestA", "pass", "q"), *run_and("TestB", "pass")]
+        result = result_of(make_attempt(tmp_path / "a", grader=lines, grader_exit=0))
+        assert "hidden-tests-missing" == result["failure_class"]
+
+    def test_unreadable_output(self, tmp_path: Path) -> None:
+        """A line that is not a go test -json event makes the stream untrustworthy."""
+        directory = make_attempt(tmp_path / "a")
+        with (directory / "grader" / "grader.stdout").open("a") as stream:
+            stream.write("--- PASS: TestA (0.00s)\n")
+        result = result_of(directory)
+        assert "grader-output-unreadable" == result["failure_class"]
+
+    def test_all_pass_but_nonzero_exit(self, tmp_path: Path) -> None:
+        """Every required test passed yet the grader exited 1: not a pass."""
+        result = result_of(make_attempt(tmp_path / "a", grader_exit=1))
+        assert "grader-failed" == result["failure_class"]
+
+    @pytest.mark.parametrize(
+        ("state", "exit_code"), [("outcome=timeout\n", 124), (None, 137), (None, 124)]
+    )
+    def test_grader_timeout_whatever_the_status(
+        self, tmp_path: Path, state: str | None, exit_code: int
+    ) -> None:
+        """The grader's timeout, said by grader.state or by a kill status, is grader-timeout."""
+        directory = make_attempt(tmp_path / "a", grader_exit=exit_code)
+        if state is not None:
+            (directory / "grader" / "grader.state").write_text(state)
+        assert "grader-timeout" == result_of(directory)["failure_class"]
+
+    def test_oom_before_any_test_is_infrastructure(self, tmp_path: Path) -> None:
+        """The grader's container killed out of memory before any test ran: infrastructure."""
+        lines = [{"Action": "start", "Package": "p"}]
+        directory = make_attempt(tmp_path / "a", grader=lines, grader_exit=137)
+        (directory / "grader" / "grader.state").write_text("outcome=oom-killed\n")
+        result = result_of(directory)
+        assert "infrastructure" == result["failure_class"]
+        assert "out of memory" in str(result["infrastructure_error"])
+
+    def test_oom_of_the_tests_is_the_arms_loss(self, tmp_path: Path) -> None:
+        """A test that hogged memory and was killed fails the attempt; it voids nothing."""
+        lines = [*run_and("TestA", "pass"), {"Action": "run", "Package": "p", "Test": "TestB"}]
+        directory = make_attempt(tmp_path / "a", grader=lines, grader_exit=1)
+        (directory / "grader" / "grader.state").write_text("outcome=oom-killed\n")
+        result = result_of(directory)
+        assert ("hidden-tests-missing", None) == (
+            result["failure_class"],
+            result["infrastructure_error"],
+        )
+
+
+class TestCodexEnding:
+    def test_exit_0_with_turn_failed_is_not_a_pass(self, tmp_path: Path) -> None:
+        """Codex exiting 0 after turn.failed fails the attempt."""
+        failing = [
+            *GOOD_JSONL[:4],
+            {"type": "turn.failed", "error": {"message": "Incomplete response returned"}},
+        ]
+        result = result_of(make_attempt(tmp_path / "a", jsonl=failing))
+        assert not result["passed"]
+        assert result["failure_class"] in {"codex-failed", "jsonl-invalid"}
+
+    def test_exit_0_with_a_truncated_stream_is_not_a_pass(self, tmp_path: Path) -> None:
+        """Codex exiting 0 with no turn.completed fails the attempt."""
+        result = result_of(make_attempt(tmp_path / "a", jsonl=GOOD_JSONL[:4]))
+        assert not result["passed"]
+        assert result["failure_class"] in {"codex-failed", "jsonl-invalid"}
+
+    @pytest.mark.parametrize("status", [124, 137, 1, 143])
+    def test_a_run_that_lasted_the_limit_is_a_timeout(self, tmp_path: Path, status: int) -> None:
+        """Whatever status the kill produced, a run that used the whole limit timed out."""
+        directory = make_attempt(tmp_path / "a", exit_code=status)
+        (directory / "agent.seconds").write_text("1800.2\n")
+        (directory / "agent.timeout").write_text("1800\n")
+        assert "agent-timeout" == result_of(directory)["failure_class"]
+
+    def test_a_quick_124_is_not_a_timeout(self, tmp_path: Path) -> None:
+        """An exit of 124 long before the limit is Codex's own failure, not the timeout."""
+        directory = make_attempt(tmp_path / "a", exit_code=124)
+        (directory / "agent.timeout").write_text("1800\n")
+        assert "codex-failed" == result_of(directory)["failure_class"]

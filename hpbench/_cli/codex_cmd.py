@@ -54,6 +54,11 @@ def summary_json(summary: CodexSummary) -> dict[str, Any]:
     }
 
 
+def _count(value: int | None) -> str:
+    """A count Codex reported, or "unavailable" when it did not (never 0)."""
+    return "unavailable" if value is None else str(value)
+
+
 def summarize_command(args: argparse.Namespace) -> int:
     """``hpbench codex summarize JSONL``; exits 1 when lines could not be read."""
     summary = summarize_file(args.jsonl, workspace_root=args.workspace_root)
@@ -67,8 +72,8 @@ def summarize_command(args: argparse.Namespace) -> int:
                 ("items", ", ".join(f"{k} {v}" for k, v in summary.item_counts.items())),
                 ("commands", str(len(summary.commands))),
                 ("file changes", str(len(summary.file_changes))),
-                ("input tokens", "unavailable" if usage is None else str(usage.input_tokens)),
-                ("output tokens", "unavailable" if usage is None else str(usage.output_tokens)),
+                ("input tokens", _count(None if usage is None else usage.input_tokens)),
+                ("output tokens", _count(None if usage is None else usage.output_tokens)),
                 ("terminal error", summary.terminal_error or "none"),
                 ("final message", summary.final_message or "none"),
             ]

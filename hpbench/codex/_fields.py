@@ -57,9 +57,16 @@ def optional_int(obj: dict[str, Any], key: str, path: str) -> int | None:
     return value
 
 
-def count(obj: dict[str, Any], key: str, path: str) -> int:
-    """A token count; absent means zero, which is what Codex itself writes for missing usage."""
-    value = obj.get(key, 0)
+def optional_count(obj: dict[str, Any], key: str, path: str) -> int | None:
+    """A token count, or ``None`` when Codex left it out or wrote null.
+
+    An absent or null count is unknown telemetry: reading it as 0 would turn a
+    gap in what Codex reported into a figure. A count of the wrong type or below
+    zero is still a malformed event.
+    """
+    value = obj.get(key)
+    if value is None:
+        return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise FieldProblemError(
             f"{path}.{key}", f"expected a non-negative integer, got {_kind(value)}"

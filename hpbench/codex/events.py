@@ -26,13 +26,16 @@ class ItemPhase(enum.Enum):
 
 @attrs.frozen
 class Usage:
-    """Token usage as ``turn.completed`` reports it: the total of the thread so far."""
+    """Token usage as ``turn.completed`` reports it: the total of the thread so far.
 
-    input_tokens: int
-    cached_input_tokens: int
-    cache_write_input_tokens: int
-    output_tokens: int
-    reasoning_output_tokens: int
+    A count Codex left out or wrote as null is ``None`` (unknown telemetry), never 0.
+    """
+
+    input_tokens: int | None
+    cached_input_tokens: int | None
+    cache_write_input_tokens: int | None
+    output_tokens: int | None
+    reasoning_output_tokens: int | None
 
 
 @attrs.frozen
@@ -122,11 +125,11 @@ def _usage(raw: dict[str, Any]) -> Usage | None:
         return None
     usage = f.required_object(raw, "usage", "$")
     return Usage(
-        input_tokens=f.count(usage, "input_tokens", "$.usage"),
-        cached_input_tokens=f.count(usage, "cached_input_tokens", "$.usage"),
-        cache_write_input_tokens=f.count(usage, "cache_write_input_tokens", "$.usage"),
-        output_tokens=f.count(usage, "output_tokens", "$.usage"),
-        reasoning_output_tokens=f.count(usage, "reasoning_output_tokens", "$.usage"),
+        input_tokens=f.optional_count(usage, "input_tokens", "$.usage"),
+        cached_input_tokens=f.optional_count(usage, "cached_input_tokens", "$.usage"),
+        cache_write_input_tokens=f.optional_count(usage, "cache_write_input_tokens", "$.usage"),
+        output_tokens=f.optional_count(usage, "output_tokens", "$.usage"),
+        reasoning_output_tokens=f.optional_count(usage, "reasoning_output_tokens", "$.usage"),
     )
 
 

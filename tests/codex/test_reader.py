@@ -104,10 +104,12 @@ class TestEventTypes:
         assert isinstance(event, TurnCompleted)
         assert event.usage is None
 
-    def test_missing_usage_fields_are_zero(self):
-        """Codex writes zeros for usage it did not get; absent keys read the same way."""
-        (event,) = iter_events(['{"type":"turn.completed","usage":{"input_tokens":7}}'])
-        assert Usage(7, 0, 0, 0, 0) == event.usage
+    def test_missing_usage_fields_are_unknown(self):
+        """A count Codex left out or wrote as null is unknown (None), never 0."""
+        (event,) = iter_events(
+            ['{"type":"turn.completed","usage":{"input_tokens":7,"output_tokens":null}}']
+        )
+        assert Usage(7, None, None, None, None) == event.usage
 
 
 class TestItemTypes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -86,6 +87,37 @@ class TestGraderContainer:
         )
         assert 0 == done.returncode, done.stderr
         assert "base fails with 'has no field or method RangeStream', oracle passes" in done.stderr
+        oracle = json.loads((tmp_path / "q" / "oracle" / "verdict.json").read_text())
+        assert ("passed", 7, 7) == (oracle["status"], oracle["required"], len(oracle["passed"]))
+        base = json.loads((tmp_path / "q" / "base" / "verdict.json").read_text())
+        assert ("missing", 7) == (base["status"], len(base["missing"]))
+
+    def test_an_oracle_that_runs_one_test_does_not_qualify(
+        self, snapshots: dict[str, Path], tmp_path: Path, bench: Any
+    ) -> None:
+        """A grader that exits 0 on oracle having run only one of the required tests (here a
+        -run filter in its command) does not qualify: every required test must pass."""
+        tasks = tmp_path / "tasks"
+        shutil.copytree(REPO_ROOT / "tasks" / TASK, tasks / TASK)
+        manifest = tasks / TASK / "task.toml"
+        manifest.write_text(
+            manifest.read_text().replace('"-count=1",', '"-count=1", "-run=TestRangeStreamErrors",')
+        )
+        done = bench(
+            [
+                str(LIBEXEC / "bench-qualify"),
+                TASK,
+                str(snapshots["base"]),
+                str(snapshots["oracle"]),
+                str(tmp_path / "q"),
+            ],
+            {"HPBENCH_TASKS_DIR": str(tasks)},
+        )
+        assert 1 == done.returncode, done.stderr
+        assert "on oracle not every required hidden test reported pass" in done.stderr
+        verdict = json.loads((tmp_path / "q" / "oracle" / "verdict.json").read_text())
+        assert ("missing", 0) == (verdict["status"], verdict["exit_code"])
+        assert 6 == len(verdict["missing"])
 
     def test_qualification_names_what_differed(
         self, snapshots: dict[str, Path], tmp_path: Path, bench: Any

@@ -78,6 +78,7 @@ def result_command(args: argparse.Namespace) -> int:
         task.manifest.paths.allowed,
         args.workspace_root,
         required_tests=task.manifest.grader.required_tests,
+        oracle_tier=task.manifest.oracle_tier.value,
     )
     write_result(args.directory, result)
     log.info(

@@ -300,6 +300,7 @@ def decide(
     unauthorized: list[str] | None,
     grader: dict[str, Any],
     limits_met: list[str] | None = None,
+    gate_on_grader: bool = True,
 ) -> FailureClass:
     """The attempt's failure class; ``NONE`` means it passed.
 
@@ -322,6 +323,8 @@ def decide(
         return FailureClass.CODEX_FAILED
     if unauthorized is None or unauthorized:
         return FailureClass.UNAUTHORIZED_PATH
+    if not gate_on_grader:
+        return FailureClass.NONE
     if grader["timed_out"]:
         return FailureClass.GRADER_TIMEOUT
     verdict = grader.get("hidden_tests")
@@ -340,11 +343,16 @@ def build_result(
     workspace_root: str,
     *,
     required_tests: Mapping[str, Sequence[str]],
+    oracle_tier: str = "correctness",
 ) -> dict[str, Any]:
     """The attempt object for the evidence in ``directory``.
 
     ``required_tests`` is the manifest's ``grader.required_tests``: each must pass.
+    ``oracle_tier`` (spec 000): a ``correctness`` task gates on the grader and
+    reports ``correctness``; a ``latency-only`` task never reports correctness
+    (null), and its pass means only that the attempt ran cleanly within bounds.
     """
+    gate_on_grader = oracle_tier == "correctness"
     infrastructure = directory / "infrastructure.txt"
     infrastructure_error = (
         infrastructure.read_text(encoding="utf-8", errors="replace").strip() or "unspecified"
@@ -366,6 +374,7 @@ def build_result(
         unauthorized=unauthorized,
         grader=grader,
         limits_met=met,
+        gate_on_grader=gate_on_grader,
     )
     return {
         "schema": ATTEMPT_SCHEMA,
@@ -382,6 +391,8 @@ def build_result(
         "agent_limits_met": met,
         "agent_limits_findings": limit_problems,
         "infrastructure_error": infrastructure_error,
+        "oracle_tier": oracle_tier,
+        "correctness": grader["passed"] if gate_on_grader else None,
         "passed": failure is FailureClass.NONE,
         "failure_class": failure.value,
     }

@@ -467,3 +467,45 @@ class TestCodexEnding:
         directory = make_attempt(tmp_path / "a", exit_code=124)
         (directory / "agent.timeout").write_text("1800\n")
         assert "codex-failed" == result_of(directory)["failure_class"]
+
+
+class TestOracleTier:
+    def test_correctness_tier_reports_the_grader(self, tmp_path: Path) -> None:
+        """A correctness task gates on the grader and records correctness."""
+        result = result_of(make_attempt(tmp_path / "a", grader_exit=1))
+        assert ("correctness", False, False) == (
+            result["oracle_tier"],
+            result["correctness"],
+            result["passed"],
+        )
+
+    def test_latency_only_never_reports_correctness(self, tmp_path: Path) -> None:
+        """A latency-only task does not gate on the grader and its correctness is null,
+        never true: a run that finished is not a correct answer."""
+        directory = make_attempt(tmp_path / "a", grader_exit=1)
+        result = build_result(
+            directory,
+            identity(),
+            ALLOWED,
+            WORKSPACE,
+            required_tests=REQUIRED,
+            oracle_tier="latency-only",
+        )
+        assert ("latency-only", None, True) == (
+            result["oracle_tier"],
+            result["correctness"],
+            result["passed"],
+        )
+
+    def test_latency_only_still_enforces_the_path_boundary(self, tmp_path: Path) -> None:
+        """A latency-only attempt that changed a disallowed path still fails."""
+        directory = make_attempt(tmp_path / "a", changed=("go.mod",))
+        result = build_result(
+            directory,
+            identity(),
+            ALLOWED,
+            WORKSPACE,
+            required_tests=REQUIRED,
+            oracle_tier="latency-only",
+        )
+        assert "unauthorized-path" == result["failure_class"]

@@ -45,6 +45,12 @@ def register(commands: Any) -> None:
         required=True,
         help="the workspace path as Codex saw it (for JSONL paths)",
     )
+    result.add_argument(
+        "--router-capture",
+        type=Path,
+        default=None,
+        help="the arm's router capture directory: it says who failed when Codex did",
+    )
     add_json_flag(result)
     result.set_defaults(handler=result_command)
 
@@ -79,6 +85,7 @@ def result_command(args: argparse.Namespace) -> int:
         args.workspace_root,
         required_tests=task.manifest.grader.required_tests,
         oracle_tier=task.manifest.oracle_tier.value,
+        router_capture=args.router_capture,
     )
     write_result(args.directory, result)
     log.info(

@@ -35,6 +35,7 @@ import attrs
 
 from hpbench._jsonio import write_atomic
 from hpbench.codex import summarize_file
+from hpbench.results.attribution import Culprit, attribute
 from hpbench.results.gotest import parse_go_test_file
 from hpbench.results.verdict import VerdictStatus, judge
 
@@ -50,6 +51,7 @@ class FailureClass(enum.Enum):
     INFRASTRUCTURE = "infrastructure"
     RESOURCE_LIMIT = "resource-limit"
     AGENT_TIMEOUT = "agent-timeout"
+    ROUTER_FAILED = "router-failed"
     CODEX_FAILED = "codex-failed"
     JSONL_INVALID = "jsonl-invalid"
     UNAUTHORIZED_PATH = "unauthorized-path"
@@ -265,34 +267,6 @@ def _grader_section(
     return section, infrastructure
 
 
-# What Codex 0.169 says when the provider, not the model, ended the turn: 5xx
-# bodies are replaced by the "high demand" text, 429s exhaust their retries,
-# and transport failures surface as disconnects or send errors.
-PROVIDER_FAILURE_MARKERS = (
-    "currently experiencing high demand",
-    "exceeded retry limit",
-    "stream disconnected before completion",
-    "error sending request",
-    "connection refused",
-    "unexpected status 5",
-)
-
-
-def provider_failure(terminal_error: str | None) -> str | None:
-    """The provider failure a Codex terminal error names, or None for any other error.
-
-    Read-only and post hoc: it classifies what Codex reported, so a provider
-    outage voids the pair instead of being scored as a model loss.
-    """
-    if terminal_error is None:
-        return None
-    lowered = terminal_error.lower()
-    for marker in PROVIDER_FAILURE_MARKERS:
-        if marker in lowered:
-            return f"provider failure: {terminal_error.strip()[:300]}"
-    return None
-
-
 def decide(
     *,
     infrastructure_error: str | None,
@@ -301,6 +275,7 @@ def decide(
     grader: dict[str, Any],
     limits_met: list[str] | None = None,
     gate_on_grader: bool = True,
+    router_failed: bool = False,
 ) -> FailureClass:
     """The attempt's failure class; ``NONE`` means it passed.
 
@@ -314,6 +289,8 @@ def decide(
         return FailureClass.RESOURCE_LIMIT
     if codex["timed_out"]:
         return FailureClass.AGENT_TIMEOUT
+    if router_failed:
+        return FailureClass.ROUTER_FAILED
     if codex["exit_code"] != 0:
         return FailureClass.CODEX_FAILED
     if codex["jsonl"] is None or codex["jsonl_findings"]:
@@ -344,6 +321,7 @@ def build_result(
     *,
     required_tests: Mapping[str, Sequence[str]],
     oracle_tier: str = "correctness",
+    router_capture: Path | None = None,
 ) -> dict[str, Any]:
     """The attempt object for the evidence in ``directory``.
 
@@ -351,6 +329,8 @@ def build_result(
     ``oracle_tier`` (spec 000): a ``correctness`` task gates on the grader and
     reports ``correctness``; a ``latency-only`` task never reports correctness
     (null), and its pass means only that the attempt ran cleanly within bounds.
+    ``router_capture`` is the arm's router capture: when Codex failed, it says
+    whether the provider (infrastructure) or the router (the arm's loss) did.
     """
     gate_on_grader = oracle_tier == "correctness"
     infrastructure = directory / "infrastructure.txt"
@@ -360,8 +340,12 @@ def build_result(
         else None
     )
     codex = _codex_section(directory, workspace_root)
-    if infrastructure_error is None and codex["exit_code"] != 0 and not codex["timed_out"]:
-        infrastructure_error = provider_failure(codex["terminal_error"])
+    attribution = None
+    codex_failed = codex["exit_code"] != 0 or codex["outcome"] != "completed"
+    if codex_failed and not codex["timed_out"] and router_capture is not None:
+        attribution = attribute(router_capture)
+        if attribution.culprit is Culprit.PROVIDER and infrastructure_error is None:
+            infrastructure_error = f"provider failure: {attribution.detail}"
     changed = _changed_paths(directory / "changed-paths.z")
     unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
     grader, grader_infrastructure = _grader_section(directory, required_tests)
@@ -375,6 +359,7 @@ def build_result(
         grader=grader,
         limits_met=met,
         gate_on_grader=gate_on_grader,
+        router_failed=attribution is not None and attribution.culprit is Culprit.ROUTER,
     )
     return {
         "schema": ATTEMPT_SCHEMA,
@@ -391,6 +376,9 @@ def build_result(
         "agent_limits_met": met,
         "agent_limits_findings": limit_problems,
         "infrastructure_error": infrastructure_error,
+        "failure_attribution": None
+        if attribution is None
+        else {"culprit": attribution.culprit.value, "detail": attribution.detail},
         "oracle_tier": oracle_tier,
         "correctness": grader["passed"] if gate_on_grader else None,
         "passed": failure is FailureClass.NONE,

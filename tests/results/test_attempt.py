@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from hpbench.errors import ContractError
 from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
 from hpbench.results.merge import RESULTS_NAME
+
+from .test_attribution import capture, fail_last_exchange, last
 
 WORKSPACE = "/home/agent/ws"
 ALLOWED = ("kv/kv.go", "kv/rangestream.go", "kv/store.go")
@@ -194,21 +197,55 @@ class TestPassDecision:
             result["infrastructure_error"],
         )
 
+    HIGH_DEMAND: typing.ClassVar[list[dict[str, object]]] = [
+        *GOOD_JSONL[:2],
+        {"type": "error", "message": "Reconnecting... 1/2"},
+        {
+            "type": "turn.failed",
+            "error": {"message": "We\u2019re currently experiencing high demand, please retry."},
+        },
+    ]
+
+    def _failed_with(self, tmp_path: Path, router_capture: Path) -> dict[str, object]:
+        directory = make_attempt(tmp_path / "a", exit_code=1, jsonl=self.HIGH_DEMAND)
+        return build_result(
+            directory,
+            identity(),
+            ALLOWED,
+            WORKSPACE,
+            required_tests=REQUIRED,
+            router_capture=router_capture,
+        )
+
     def test_provider_failure_is_infrastructure(self, tmp_path: Path) -> None:
-        """Codex failing because the provider kept answering 500 is an infrastructure failure."""
-        failing = [
-            *GOOD_JSONL[:2],
-            {"type": "error", "message": "Reconnecting... 1/2"},
-            {
-                "type": "turn.failed",
-                "error": {
-                    "message": "We\u2019re currently experiencing high demand, please retry."
-                },
-            },
-        ]
-        result = result_of(make_attempt(tmp_path / "a", exit_code=1, jsonl=failing))
+        """Codex failing because the provider kept answering 500, as the router's capture
+        shows, is an infrastructure failure that voids the pair."""
+        result = self._failed_with(
+            tmp_path, capture(tmp_path, fail_last_exchange(500, "http_error"))
+        )
         assert "infrastructure" == result["failure_class"]
         assert str(result["infrastructure_error"]).startswith("provider failure:")
+        assert "provider" == result["failure_attribution"]["culprit"]  # type: ignore[index]
+
+    def test_the_routers_own_500_is_the_arms_loss(self, tmp_path: Path) -> None:
+        """The same Codex error when the provider completed and the router failed the client:
+        router-failed, never a void."""
+
+        def router_broke_it(records: list[dict[str, object]]) -> None:
+            last(records, "exchange").update(outcome="failed", client_status=500)
+
+        result = self._failed_with(tmp_path, capture(tmp_path, router_broke_it))
+        assert ("router-failed", None) == (result["failure_class"], result["infrastructure_error"])
+
+    def test_a_missing_capture_is_the_routers_loss(self, tmp_path: Path) -> None:
+        """Codex's "high demand" text alone proves nothing: without a capture, the router failed."""
+        result = self._failed_with(tmp_path, tmp_path / "no-capture")
+        assert "router-failed" == result["failure_class"]
+
+    def test_codex_text_alone_never_voids(self, tmp_path: Path) -> None:
+        """With no capture to read (none given), a Codex failure stays the arm's."""
+        result = result_of(make_attempt(tmp_path / "a", exit_code=1, jsonl=self.HIGH_DEMAND))
+        assert ("codex-failed", None) == (result["failure_class"], result["infrastructure_error"])
 
     def test_model_error_is_not_infrastructure(self, tmp_path: Path) -> None:
         """Any other terminal error stays a Codex failure."""

@@ -77,7 +77,7 @@ class TestScriptedFailures:
     def test_wrong_edit(self, runs_dir: Path) -> None:
         """A wrong implementation fails the hidden grader; its diff and grader output are kept."""
         run_dir, attempt = self._failed_control(runs_dir, "wrong-edit")
-        assert "grader-failed" == attempt["failure_class"]
+        assert "hidden-tests-failed" == attempt["failure_class"]
         assert "kv/rangestream.go" in (run_dir / "attempts/1-control/diff.patch").read_text()
         assert (run_dir / "attempts/1-control/grader/grader.stdout").is_file()
 

@@ -22,14 +22,20 @@ def check_router_capture(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]
     """Validate one router's evidence for ``arm``; every finding is kept as text."""
     snapshot = router_dir / SNAPSHOT_NAME
     records = router_dir / RECORDS_DIR
-    missing = [str(path) for path in (snapshot, records) if not path.exists()]
-    if missing:
-        return CaptureVerdict(False, tuple(f"missing router evidence: {path}" for path in missing))
-    report = validate_capture(
-        records,
-        snapshot,
-        arm=arm,
-        codex_jsonl=[path for path in codex_jsonl if path.is_file()],
-        jobs=1,
-    )
+    problems = [
+        f"missing router evidence: {path}" for path in (snapshot, records) if not path.exists()
+    ]
+    # The second source of every root thread's usage is Codex's own turn.completed. Without
+    # its stream the capture's figures would stand unchecked, so a missing stream fails the
+    # arm instead of quietly skipping the reconciliation.
+    problems += [
+        f"missing Codex JSONL: {path}; the capture cannot be reconciled with turn.completed"
+        for path in codex_jsonl
+        if not path.is_file()
+    ]
+    if not codex_jsonl:
+        problems.append("no Codex JSONL named; the capture cannot be reconciled with Codex")
+    if problems:
+        return CaptureVerdict(False, tuple(problems))
+    report = validate_capture(records, snapshot, arm=arm, codex_jsonl=list(codex_jsonl), jobs=1)
     return CaptureVerdict(report.ok, tuple(str(finding) for finding in report.findings))

@@ -8,38 +8,35 @@ carries a request, session, thread, tool-call or capture identity.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from hpbench.commands import analyze_file, observations
 from hpbench.instructions.delivery import prove_delivery
-from hpbench.stats import mcnemar_exact, paired_bootstrap
+from hpbench.report.command_figures import command_figures, loop_gate_reasons
+from hpbench.report.correctness import (
+    CONTROL_ARM,
+    MIN_PAIRS_FOR_TEST,
+    TREATMENT_ARM,
+    Populations,
+    correctness,
+    populations,
+)
+from hpbench.report.evidence import router_evidence
+from hpbench.report.figures import (
+    BOOTSTRAP_FIGURES,
+    NOTHING_REPORTED,
+    TOKEN_FIGURES,
+    USAGE_FIGURES,
+    Figures,
+    attempt_figures,
+    comparison,
+)
+from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 REPORT_SCHEMA = "hpbench.report.v1"
-TREATMENT_ARM = "hpatch"
-CONTROL_ARM = "control"
-
-# Snapshot figures the report carries per arm, as (label, path into the snapshot).
-USAGE_FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("logical_requests", ("requests", "logical_requests")),
-    ("provider_attempts", ("requests", "provider_attempts")),
-    ("retries", ("requests", "retries")),
-    ("attempts_with_usage", ("requests", "attempts_with_usage")),
-    ("attempts_without_usage", ("requests", "attempts_without_usage")),
-    ("input_tokens", ("usage", "input_tokens")),
-    ("cached_input_tokens", ("usage", "cached_input_tokens")),
-    ("output_tokens", ("usage", "output_tokens")),
-    ("reasoning_tokens", ("usage", "reasoning_tokens")),
-    ("request_savings_bytes", ("savings", "request", "savings_bytes")),
-    ("output_savings_bytes", ("savings", "output", "savings_bytes")),
-    ("output_text_savings_bytes", ("savings", "output_text", "savings_bytes")),
-    ("provider_stream_bytes", ("savings", "transport", "provider_stream_bytes")),
-)
-BOOTSTRAP_FIGURES = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
 
 
 @attrs.frozen
@@ -51,15 +48,6 @@ class CaptureVerdict:
 
 
 CaptureCheck = Callable[[Path, str, Sequence[Path]], CaptureVerdict]
-
-
-def _dig(document: dict[str, Any], path: tuple[str, ...]) -> int | None:
-    value: Any = document
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _read_json(path: Path) -> Any:
@@ -76,61 +64,6 @@ def load_results(run_dir: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in stream if line.strip()]
 
 
-def _correctness(results: list[dict[str, Any]], arms: Sequence[str]) -> dict[str, Any]:
-    per_arm: dict[str, Any] = {}
-    for arm in arms:
-        mine = [r for r in results if r["arm"] == arm]
-        per_arm[arm] = {
-            "attempts": len(mine),
-            "passed": sum(1 for r in mine if r["passed"]),
-            "failed": sum(
-                1 for r in mine if not r["passed"] and r["failure_class"] != "infrastructure"
-            ),
-            "infrastructure": sum(1 for r in mine if r["failure_class"] == "infrastructure"),
-            "failure_classes": dict(
-                sorted(Counter(r["failure_class"] for r in mine if not r["passed"]).items())
-            ),
-        }
-    pairs = []
-    for repetition in sorted({r["repetition"] for r in results}):
-        members = {r["arm"]: r for r in results if r["repetition"] == repetition}
-        first = min(members.values(), key=lambda r: r["pair_order"])["arm"]
-        voided = any(r["failure_class"] == "infrastructure" for r in members.values()) or len(
-            members
-        ) < len(arms)
-        pairs.append(
-            {
-                "repetition": repetition,
-                "first_arm": first,
-                "voided": voided,
-                "arms": {
-                    arm: (
-                        {"passed": r["passed"], "failure_class": r["failure_class"]}
-                        if (r := members.get(arm)) is not None
-                        else None
-                    )
-                    for arm in arms
-                },
-            }
-        )
-    mcnemar = None
-    if len(arms) == 2:
-        outcomes = [
-            (p["arms"][CONTROL_ARM]["passed"], p["arms"][TREATMENT_ARM]["passed"])
-            for p in pairs
-            if not p["voided"]
-        ]
-        if len(pairs) >= 2:
-            test = mcnemar_exact(outcomes)
-            mcnemar = {
-                "pairs": len(outcomes),
-                "control_only": test.control_only,
-                "treatment_only": test.treatment_only,
-                "p_value": test.p_value,
-            }
-    return {"arms": per_arm, "pairs": pairs, "mcnemar": mcnemar}
-
-
 def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
     found = []
     for path in sorted((run_dir / "routers").glob(f"*-{arm}")):
@@ -140,94 +73,68 @@ def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
     return found
 
 
-def _usage(
-    run_dir: Path, arms: Sequence[str], check: CaptureCheck, voided: set[int]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def _snapshot_of(router_dir: Path) -> Any:
+    """A validated router's snapshot; None if it cannot be read after all (then nothing counts)."""
+    try:
+        return _read_json(router_dir / "metrics.json")
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _captures(
+    run_dir: Path, arms: Sequence[str], check: CaptureCheck
+) -> tuple[dict[str, Any], dict[str, Figures], dict[str, Any]]:
+    """Each router's verdict, the figures of the valid ones, and every router's evidence rows."""
     captures: dict[str, Any] = {}
-    per_rep: dict[str, dict[int, dict[str, int | None]]] = {arm: {} for arm in arms}
+    per_attempt: dict[str, Figures] = {}
+    evidence: dict[str, Any] = {}
     for arm in arms:
         for repetition, router_dir in _router_dirs(run_dir, arm):
-            jsonl = [run_dir / "attempts" / f"{repetition}-{arm}" / "codex.jsonl"]
+            key = f"{repetition}-{arm}"
+            jsonl = [run_dir / "attempts" / key / "codex.jsonl"]
             verdict = check(router_dir, arm, jsonl)
-            captures[f"{repetition}-{arm}"] = {
-                "valid": verdict.valid,
-                "findings": list(verdict.findings),
-            }
+            captures[key] = {"valid": verdict.valid, "findings": list(verdict.findings)}
+            evidence[key] = router_evidence(router_dir)
             if verdict.valid:
-                snapshot = _read_json(router_dir / "metrics.json")
-                per_rep[arm][repetition] = {
-                    label: _dig(snapshot, path) for label, path in USAGE_FIGURES
-                }
-    arms_usage: dict[str, Any] = {}
-    for arm in arms:
-        reps = per_rep[arm]
-        all_valid = bool(reps) and all(
-            captures[key]["valid"] for key in captures if key.endswith(f"-{arm}")
+                per_attempt[key] = attempt_figures(_snapshot_of(router_dir))
+    return captures, per_attempt, evidence
+
+
+def _usage(
+    per_attempt: dict[str, Figures],
+    attempt_keys: Sequence[str],
+    arms: Sequence[str],
+    chosen: Populations,
+) -> dict[str, Any]:
+    usage = comparison(per_attempt, arms, chosen.compared)
+    usage["both_passed"] = (
+        comparison(per_attempt, arms, chosen.both_passed) if usage["deltas"] is not None else None
+    )
+    usage["attempts"] = {
+        key: dict(per_attempt.get(key, NOTHING_REPORTED)) for key in sorted(attempt_keys)
+    }
+    return usage
+
+
+def _statistics(arms: Sequence[str], chosen: Populations) -> dict[str, Any]:
+    """Whether statistics are shown, and in one line why not."""
+    pairs = len(chosen.compared)
+    why = None
+    if set(arms) != {CONTROL_ARM, TREATMENT_ARM}:
+        why = "one arm: there is nothing to compare"
+    elif pairs < MIN_PAIRS_FOR_TEST:
+        why = (
+            f"{pairs} compared pair(s): McNemar needs at least {MIN_PAIRS_FOR_TEST} and a "
+            f"bootstrap interval at least {MIN_PAIRS_FOR_INTERVAL}, so a difference between "
+            "the arms cannot be shown (run more with REPETITIONS=N)"
         )
-        if not all_valid:
-            arms_usage[arm] = None
-            continue
-        arms_usage[arm] = {
-            label: _sum([figures[label] for figures in reps.values()]) for label, _ in USAGE_FIGURES
-        }
-    usage: dict[str, Any] = {"arms": arms_usage, "deltas": None, "bootstrap": None}
-    if len(arms) == 2 and all(arms_usage.get(arm) for arm in arms):
-        control, treatment = arms_usage[CONTROL_ARM], arms_usage[TREATMENT_ARM]
-        usage["deltas"] = {
-            label: None
-            if control[label] is None or treatment[label] is None
-            else treatment[label] - control[label]
-            for label, _ in USAGE_FIGURES
-        }
-        shared = sorted((set(per_rep[CONTROL_ARM]) & set(per_rep[TREATMENT_ARM])) - voided)
-        intervals = {}
-        for label in BOOTSTRAP_FIGURES:
-            deltas = [
-                per_rep[TREATMENT_ARM][rep][label] - per_rep[CONTROL_ARM][rep][label]  # type: ignore[operator]
-                for rep in shared
-                if per_rep[TREATMENT_ARM][rep][label] is not None
-                and per_rep[CONTROL_ARM][rep][label] is not None
-            ]
-            interval = paired_bootstrap([float(d) for d in deltas])
-            if interval is not None:
-                intervals[label] = attrs.asdict(interval)
-        usage["bootstrap"] = intervals or None
-    return usage, captures
-
-
-def _sum(values: list[int | None]) -> int | None:
-    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
-
-
-def _commands(run_dir: Path, results: list[dict[str, Any]], arms: Sequence[str]) -> dict[str, Any]:
-    per_arm: dict[str, Any] = {}
-    for arm in arms:
-        counts: Counter[str] = Counter()
-        after: Counter[str] = Counter()
-        loops = workspace_loops = analysed = 0
-        notes: list[str] = []
-        for result in results:
-            if result["arm"] != arm:
-                continue
-            jsonl = run_dir / "attempts" / f"{result['repetition']}-{arm}" / "codex.jsonl"
-            if not jsonl.is_file():
-                continue
-            analysis = analyze_file(jsonl, workspace_root=result["workspace_root"])
-            analysed += 1
-            for category, count in analysis.counts.items():
-                counts[category.value] += count.total
-                after[category.value] += count.after_edit
-            loops += len(analysis.loops)
-            workspace_loops += len(analysis.workspace_diff_loops)
-            notes.extend(o.message for o in observations(analysis))
-        per_arm[arm] = {
-            "attempts_analysed": analysed,
-            "counts": {k: {"total": counts[k], "after_edit": after[k]} for k in sorted(counts)},
-            "same_path_loops": loops,
-            "workspace_diff_loops": workspace_loops,
-            "observations": notes,
-        }
-    return per_arm
+    return {
+        "shown": why is None,
+        "why": why,
+        "compared_pairs": pairs,
+        "min_pairs_for_test": MIN_PAIRS_FOR_TEST,
+        "min_pairs_for_interval": MIN_PAIRS_FOR_INTERVAL,
+    }
 
 
 def _deliveries(
@@ -293,11 +200,20 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     run = _read_json(run_dir / "run.json")
     arms: list[str] = list(run["arms"])
     results = load_results(run_dir)
-    correctness = _correctness(results, arms)
-    voided = {p["repetition"] for p in correctness["pairs"] if p["voided"]}
-    usage, captures = _usage(run_dir, arms, check, voided)
+    correct = correctness(results, arms, int(run["repetitions"]))
+    chosen = populations(correct["pairs"])
+    captures, per_attempt, evidence = _captures(run_dir, arms, check)
+    attempt_keys = {f"{r['repetition']}-{r['arm']}" for r in results} | set(captures)
+    for key in sorted(attempt_keys - set(evidence)):
+        evidence[key] = {
+            "rows": None,
+            "unavailable": "no router evidence",
+            "reconciled": False,
+            "problems": ["no router evidence"],
+        }
+    usage = _usage(per_attempt, sorted(attempt_keys), arms, chosen)
     phases = read_phases(run_dir / "phases.tsv")
-    commands = _commands(run_dir, results, arms)
+    commands = command_figures(run_dir, results, arms)
     deliveries = _deliveries(run_dir, run, results)
     reasons = []
     if len(results) != run["repetitions"] * len(arms):
@@ -314,18 +230,26 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     missing = sorted(expected_captures - set(captures))
     if missing:
         reasons.append(f"no router evidence for {', '.join(missing)}")
+    unreconciled = sorted(
+        key for key in captures if not evidence[key]["reconciled"] and key not in invalid
+    )
+    if unreconciled:
+        reasons.append(
+            f"provider-response evidence does not reconcile for {', '.join(unreconciled)}"
+        )
     undelivered = sorted(key for key, proof in deliveries.items() if not proof["ok"])
     if undelivered:
         reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
-    loops = sum(a["same_path_loops"] for a in commands.values())
-    if loops and run.get("enforce_no_edit_loops", True):
-        reasons.append(f"{loops} same-path structural loop(s) (BENCHMARK_ENFORCE_NO_EDIT_LOOPS)")
+    if run.get("enforce_no_edit_loops", True):
+        reasons += loop_gate_reasons(commands)
     return {
         "schema": REPORT_SCHEMA,
         "run": run,
-        "correctness": correctness,
+        "correctness": correct,
+        "statistics": _statistics(arms, chosen),
         "usage": usage,
         "captures": captures,
+        "provider_responses": evidence,
         "commands": commands,
         "instructions": _instructions(run_dir),
         "deliveries": deliveries,
@@ -335,3 +259,18 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         },
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
+
+
+__all__ = [
+    "BOOTSTRAP_FIGURES",
+    "CONTROL_ARM",
+    "REPORT_SCHEMA",
+    "TOKEN_FIGURES",
+    "TREATMENT_ARM",
+    "USAGE_FIGURES",
+    "CaptureCheck",
+    "CaptureVerdict",
+    "build_report",
+    "load_results",
+    "read_phases",
+]

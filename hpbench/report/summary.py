@@ -7,63 +7,21 @@ analysis and phase times. Unknown values print as "unavailable", never 0.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from typing import Any
 
-from hpbench.report.model import BOOTSTRAP_FIGURES, CONTROL_ARM, TREATMENT_ARM, USAGE_FIGURES
-
-UNAVAILABLE = "unavailable"
-LABELS = {
-    "logical_requests": "model requests (logical)",
-    "provider_attempts": "provider attempts (retries included)",
-    "retries": "retries",
-    "attempts_with_usage": "attempts with usage",
-    "attempts_without_usage": "attempts without usage",
-    "input_tokens": "input tokens",
-    "cached_input_tokens": "cached input tokens",
-    "output_tokens": "output tokens",
-    "reasoning_tokens": "reasoning tokens",
-    "request_savings_bytes": "client - provider request bytes (signed savings)",
-    "output_savings_bytes": "model-origin output savings, bytes (signed)",
-    "output_text_savings_bytes": "assistant output_text savings, bytes (signed)",
-    "provider_stream_bytes": "response-stream transport, bytes",
-}
-
-
-# Identities that evidence messages may carry and summary.md must not: UUIDs
-# (threads, sessions), provider and tool-call ids, turn-state tokens, long hex
-# digests of captured content. report.json keeps the messages whole.
-_IDENTITY = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-    r"|\b(?:req|resp|call|fc|fco|ctc|ws|rs|msg|ts|item|chatcmpl)_[A-Za-z0-9_-]+"
-    r"|\b[0-9a-fA-F]{16,}\b"
+from hpbench.report.correctness import CONTROL_ARM, TREATMENT_ARM
+from hpbench.report.markdown import (
+    UNAVAILABLE,
+    number,
+    percent,
+    redact,
+    table,
 )
+from hpbench.report.summary_usage import evidence_section, usage_section
 
-
-def redact(text: str) -> str:
-    """``text`` with every identity-shaped token replaced by ``<id>``."""
-    return _IDENTITY.sub("<id>", text)
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return UNAVAILABLE
-    if isinstance(value, float):
-        return f"{value:,.3f}"
-    return f"{value:,}"
-
-
-def _signed(value: int | float | None) -> str:
-    if value is None:
-        return UNAVAILABLE
-    return f"{value:+,.1f}" if isinstance(value, float) else f"{value:+,}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
+# The threshold a reader most often brings; McNemar's floor is compared with it
+# only to say in words when no outcome of these pairs could get there.
+CONVENTIONAL_ALPHA = 0.05
 
 
 def _banner(run: dict[str, Any]) -> list[str]:
@@ -74,7 +32,7 @@ def _banner(run: dict[str, Any]) -> list[str]:
             "> reference router: this run measures the harness, not a model or a router.",
             "",
         ]
-    lines += _table(
+    lines += table(
         ("setting", "value"),
         [
             ("task", f"{run['task']} (`{run['fingerprint']}`)"),
@@ -88,11 +46,60 @@ def _banner(run: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _pass_rate(stats: dict[str, Any]) -> tuple[str, str]:
+    rate = stats["pass_rate"]
+    if rate is None:
+        return f"{UNAVAILABLE} (no compared attempt)", UNAVAILABLE
+    return (
+        f"{percent(rate['rate'])} ({rate['successes']} of {rate['trials']})",
+        f"[{percent(rate['low'])}, {percent(rate['high'])}]",
+    )
+
+
+def _attrition(stats: dict[str, Any]) -> str:
+    attrition = stats["attrition"]
+    if not attrition["voided"]:
+        return "none"
+    reasons = "; ".join(f"{n} {why}" for why, n in attrition["reasons"].items())
+    # The reasons may quote a harness failure's text: one line, no column breaks.
+    text = " ".join(f"{attrition['voided']} voided: {reasons}".split())
+    return redact(text).replace("|", "\\|")
+
+
+def _mcnemar(test: dict[str, Any]) -> str:
+    line = (
+        f"Exact McNemar over the {test['pairs']} compared pairs: control-only passes "
+        f"{test['control_only']}, treatment-only passes {test['treatment_only']}, "
+        f"p = {test['p_value']:.4g}. With {test['discordant']} discordant pair(s) the smallest "
+        f"p any outcome could give is {test['min_p_value']:.4g}"
+    )
+    if test["discordant"] == 0:
+        return line + "; every pair agrees, so the test cannot show a difference."
+    if test["min_p_value"] > CONVENTIONAL_ALPHA:
+        return line + f"; no outcome of so few pairs could reach p < {CONVENTIONAL_ALPHA}."
+    return line + "."
+
+
+def _pair_rows(pairs: list[dict[str, Any]], arms: list[str]) -> list[tuple[str, ...]]:
+    rows = []
+    for pair in pairs:
+        cells = []
+        for arm in arms:
+            outcome = pair["arms"].get(arm)
+            if outcome is None:
+                cells.append("no result")
+            else:
+                cells.append("pass" if outcome["passed"] else outcome["failure_class"])
+        voided = "yes" if pair["voided"] else "no"
+        rows.append((str(pair["repetition"]), pair["first_arm"] or "none", *cells, voided))
+    return rows
+
+
 def _correctness(report: dict[str, Any]) -> list[str]:
     correctness = report["correctness"]
     arms = list(report["run"]["arms"])
     lines = ["## Correctness", ""]
-    lines += _table(
+    lines += table(
         ("arm", "attempts", "passed", "failed", "infrastructure", "failure classes"),
         [
             (
@@ -106,71 +113,32 @@ def _correctness(report: dict[str, Any]) -> list[str]:
             for arm, stats in correctness["arms"].items()
         ],
     )
-    lines += ["", "Pairs (first arm ran first; a voided pair had an infrastructure failure):", ""]
-    rows = []
-    for pair in correctness["pairs"]:
-        cells = []
-        for arm in arms:
-            outcome = pair["arms"].get(arm)
-            cells.append(
-                UNAVAILABLE
-                if outcome is None
-                else "pass"
-                if outcome["passed"]
-                else outcome["failure_class"]
-            )
-        rows.append(
-            (str(pair["repetition"]), pair["first_arm"], *cells, "yes" if pair["voided"] else "no")
-        )
-    lines += _table(("repetition", "first", *arms, "voided"), rows)
-    test = correctness.get("mcnemar")
-    if test is not None:
-        lines += [
-            "",
-            f"Exact McNemar over {test['pairs']} non-voided pairs: control-only passes "
-            f"{test['control_only']}, treatment-only passes {test['treatment_only']}, "
-            f"p = {test['p_value']:.4g}.",
-        ]
-    return [*lines, ""]
-
-
-def _usage(report: dict[str, Any]) -> list[str]:
-    usage = report["usage"]
-    arms = list(report["run"]["arms"])
-    lines = ["## Provider usage (validated router captures)", ""]
-    paired = len(arms) == 2 and usage["deltas"] is not None
-    header = [*arms, "delta (hpatch - control)"] if paired else arms
-    rows = []
-    for label, _ in USAGE_FIGURES:
-        cells = [
-            _number(usage["arms"][arm][label]) if usage["arms"].get(arm) else UNAVAILABLE
-            for arm in arms
-        ]
-        if paired:
-            cells.append(_signed(usage["deltas"][label]))
-        rows.append((LABELS[label], *cells))
-    lines += _table(("figure", *header), rows)
-    missing = [arm for arm in arms if not usage["arms"].get(arm)]
-    if missing:
-        lines += [
-            "",
-            f"No validated capture for: {', '.join(missing)}; their figures are unavailable.",
-        ]
-    if usage.get("bootstrap"):
-        lines += ["", "Seeded paired bootstrap, 95 % interval of the mean per-pair delta:", ""]
-        lines += _table(
-            ("figure", "mean delta", "interval", "pairs"),
-            [
-                (
-                    LABELS[label],
-                    _signed(interval["mean"]),
-                    f"[{_signed(interval['low'])}, {_signed(interval['high'])}]",
-                    str(interval["pairs"]),
-                )
-                for label in BOOTSTRAP_FIGURES
-                if (interval := usage["bootstrap"].get(label)) is not None
-            ],
-        )
+    lines += [
+        "",
+        "Pass rate per arm over its attempts in compared (non-voided) pairs, with a Wilson "
+        "95 % interval; attrition is what the comparison lost, and why:",
+        "",
+    ]
+    lines += table(
+        ("arm", "pass rate", "Wilson 95 % interval", "attrition"),
+        [
+            (arm, *_pass_rate(stats), _attrition(stats))
+            for arm, stats in correctness["arms"].items()
+        ],
+    )
+    lines += [
+        "",
+        "Pairs (first arm ran first; a voided pair lacks a result or had an infrastructure "
+        "failure):",
+        "",
+    ]
+    lines += table(("repetition", "first", *arms, "voided"), _pair_rows(correctness["pairs"], arms))
+    statistics = report["statistics"]
+    lines.append("")
+    if not statistics["shown"]:
+        lines.append(f"No statistics: {statistics['why']}.")
+    elif (test := correctness.get("mcnemar")) is not None:
+        lines.append(_mcnemar(test))
     return [*lines, ""]
 
 
@@ -186,30 +154,47 @@ def _captures(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _command_cells(data: dict[str, Any], arms: list[str], category: str) -> list[str]:
+    cells = []
+    for arm in arms:
+        counts = data[arm]["counts"]
+        if counts is None:
+            cells.append(UNAVAILABLE)
+            continue
+        count = counts.get(category, {"total": 0, "after_edit": 0})
+        cells.append(f"{count['total']} ({count['after_edit']})")
+    return cells
+
+
 def _commands(report: dict[str, Any]) -> list[str]:
     lines = ["## Commands the agent ran", ""]
     arms = list(report["run"]["arms"])
-    categories = sorted({c for arm in arms for c in report["commands"][arm]["counts"]})
-    rows = []
-    for category in categories:
-        cells = []
-        for arm in arms:
-            count = report["commands"][arm]["counts"].get(category)
-            cells.append("0 (0)" if count is None else f"{count['total']} ({count['after_edit']})")
-        rows.append((category, *cells))
+    data = report["commands"]
+    categories = sorted({c for arm in arms for c in (data[arm]["counts"] or {})})
+    rows = [(category, *_command_cells(data, arms, category)) for category in categories]
+    if not rows:
+        rows = [("(any)", *_command_cells(data, arms, "(any)"))]
+    header = [
+        f"{arm} ({data[arm]['attempts_analysed']} of {data[arm]['attempts']} analysed)"
+        for arm in arms
+    ]
     lines += [
-        "Invocations per category, all attempts of the arm (after the first edit in brackets):",
+        "Invocations per category over the attempts whose Codex JSONL was analysed "
+        "(after the first edit in brackets):",
         "",
     ]
-    lines += _table(("category", *arms), rows)
+    lines += table(("category", *header), rows)
     for arm in arms:
-        data = report["commands"][arm]
+        arm_data = data[arm]
+        if arm_data["counts"] is None:
+            lines += ["", f"{arm}: loops {UNAVAILABLE} (no Codex JSONL analysed)."]
+            continue
         lines += [
             "",
-            f"{arm}: {data['same_path_loops']} same-path structural loop(s), "
-            f"{data['workspace_diff_loops']} workspace-wide git diff loop(s).",
+            f"{arm}: {arm_data['same_path_loops']} same-path structural loop(s), "
+            f"{arm_data['workspace_diff_loops']} workspace-wide git diff loop(s).",
         ]
-        lines += [f"- {redact(text)}" for text in data["observations"]]
+        lines += [f"- {redact(text)}" for text in arm_data["observations"]]
     return [*lines, ""]
 
 
@@ -224,20 +209,20 @@ def _instructions(report: dict[str, Any]) -> list[str]:
             f"(SHA-256 `{hashes['stock_sha256']}`); treatment diff: `instructions/treatment.diff`."
         )
         lines.append("")
-        lines += _table(
+        lines += table(
             ("file", "SHA-256"),
             [(name, f"`{digest}`") for name, digest in sorted(hashes["files"].items())],
         )
     deliveries = report.get("deliveries") or {}
     if deliveries:
         lines += ["", "Delivery, from the scripted provider's own request records:", ""]
-        lines += _table(
+        lines += table(
             ("attempt", "requests", "carrying the arm's file", "proven"),
             [
                 (
                     key,
-                    _number(proof["requests"]),
-                    _number(proof["matching"]),
+                    number(proof["requests"]),
+                    number(proof["matching"]),
                     "yes" if proof["ok"] else "NO",
                 )
                 for key, proof in sorted(deliveries.items())
@@ -248,13 +233,13 @@ def _instructions(report: dict[str, Any]) -> list[str]:
 
 def _phases(report: dict[str, Any]) -> list[str]:
     lines = ["## Time", ""]
-    rows = [(name, _number(seconds)) for name, seconds in report["phases"].items()]
-    lines += _table(("phase", "seconds"), rows or [("(none recorded)", UNAVAILABLE)])
+    rows = [(name, number(seconds)) for name, seconds in report["phases"].items()]
+    lines += table(("phase", "seconds"), rows or [("(none recorded)", UNAVAILABLE)])
     lines += ["", "Measured agent wall time (seconds, per attempt):", ""]
-    lines += _table(
+    lines += table(
         ("arm", "seconds"),
         [
-            (arm, ", ".join(_number(s) for s in seconds) or UNAVAILABLE)
+            (arm, ", ".join(number(s) for s in seconds) or UNAVAILABLE)
             for arm, seconds in report["agent_seconds"].items()
         ],
     )
@@ -273,7 +258,8 @@ def render_summary(report: dict[str, Any]) -> str:
         _banner(report["run"]),
         [*verdict, ""],
         _correctness(report),
-        _usage(report),
+        usage_section(report),
+        evidence_section(report),
         _captures(report),
         _commands(report),
         _instructions(report),

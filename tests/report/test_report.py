@@ -5,131 +5,21 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hpbench.instructions.derive import delivered_digest
 from hpbench.report import CaptureVerdict, build_report, render_summary
 
-THREAD_ID = "01a23693-d235-7e93-94ee-9a0cea7da8d5"
-REQUEST_ID = "req_7f3c2a9e"
-
-
-def snapshot(input_tokens: int, output_tokens: int, requests: int = 5) -> dict[str, Any]:
-    """The parts of an hpatch.capture.metrics.v4 snapshot the report formats, plus identities."""
-    comparison = {"client_bytes": 1000, "provider_bytes": 1200, "savings_bytes": -200}
-    return {
-        "schema": "hpatch.capture.metrics.v4",
-        "requests": {
-            "logical_requests": requests,
-            "provider_attempts": requests + 1,
-            "retries": 1,
-            "attempts_with_usage": requests,
-            "attempts_without_usage": 1,
-        },
-        "usage": {
-            "input_tokens": input_tokens,
-            "cached_input_tokens": input_tokens // 2,
-            "output_tokens": output_tokens,
-            "reasoning_tokens": 10,
-        },
-        "savings": {
-            "request": comparison,
-            "output": comparison,
-            "output_text": comparison,
-            "transport": {"provider_stream_bytes": 5000},
-        },
-        "threads": [{"thread_id": THREAD_ID, "provider_request_id": REQUEST_ID}],
-    }
-
-
-def attempt(
-    arm: str, repetition: int, order: int, passed: bool, failure: str = "none"
-) -> dict[str, Any]:
-    return {
-        "schema": "hpbench.attempt.v1",
-        "arm": arm,
-        "repetition": repetition,
-        "pair_order": order,
-        "passed": passed,
-        "failure_class": "none" if passed else failure,
-        "elapsed": {"agent_seconds": 10.5},
-        "workspace_root": "/workspace",
-    }
-
-
-def make_run(
-    tmp_path: Path,
-    attempts: Sequence[dict[str, Any]],
-    snapshots: dict[str, dict[str, Any]],
-    *,
-    repetitions: int = 1,
-    offline: bool = True,
-) -> Path:
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text(
-        json.dumps(
-            {
-                "mode": "paired",
-                "task": "kv-rangestream",
-                "fingerprint": "sha256:abc",
-                "model": "gpt-6-astra",
-                "effort": "medium",
-                "repetitions": repetitions,
-                "arms": ["control", "hpatch"],
-                "offline_demo": offline,
-                "provider": "replay",
-                "codex_version": "0.169.0",
-            }
-        )
-    )
-    if offline:
-        for a in attempts:
-            a.setdefault("instructions_artifact", f"instructions/{a['arm']}.md")
-            deliver(run, a["repetition"], a["arm"], a["instructions_artifact"])
-    (run / "results.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
-    for key, document in snapshots.items():
-        directory = run / "routers" / key
-        directory.mkdir(parents=True)
-        (directory / "metrics.json").write_text(json.dumps(document))
-    (run / "phases.tsv").write_text(
-        "images\t12.0\nqualification\t4.5\nattempt\t2.0\nattempt\t3.5\nbad line\n"
-    )
-    return run
-
-
-def deliver(
-    run: Path, repetition: int, arm: str, artifact: str, *, requests: int = 3, wrong: int = 0
-) -> None:
-    """Write the arm's instructions file and the scripted provider's records of its requests
-    (``wrong`` of them carrying other instructions)."""
-    instructions = run / artifact
-    instructions.parent.mkdir(parents=True, exist_ok=True)
-    instructions.write_text(f"instructions of {arm}\n")
-    digest = delivered_digest(instructions)
-    records = run / "reps" / str(repetition) / "provider.jsonl"
-    records.parent.mkdir(parents=True, exist_ok=True)
-    with records.open("a") as stream:
-        for index in range(requests):
-            sha = "0" * 64 if index < wrong else digest
-            stream.write(
-                json.dumps({"script": arm, "request": {"first_developer_sha256": sha}}) + "\n"
-            )
-
-
-def always_valid(_: Path, __: str, ___: Sequence[Path]) -> CaptureVerdict:
-    return CaptureVerdict(True, ())
-
-
-def invalid_for(arm: str) -> Any:
-    def check(_: Path, checked_arm: str, __: Sequence[Path]) -> CaptureVerdict:
-        if checked_arm == arm:
-            return CaptureVerdict(False, ("capture.attempt_gap: exchange 3 has attempts 1 and 3",))
-        return CaptureVerdict(True, ())
-
-    return check
+from .conftest import (
+    REQUEST_ID,
+    THREAD_ID,
+    always_valid,
+    attempt,
+    deliver,
+    invalid_for,
+    make_run,
+    snapshot,
+)
 
 
 @pytest.fixture
@@ -162,8 +52,8 @@ class TestReport:
     def test_invalid_capture(self, one_pair: Path) -> None:
         """An invalid capture makes its arm's figures unavailable and fails the report."""
         report = build_report(one_pair, invalid_for("hpatch"))
-        assert report["usage"]["arms"]["hpatch"] is None
-        assert report["usage"]["deltas"] is None
+        assert all(v is None for v in report["usage"]["arms"]["hpatch"].values())
+        assert all(v is None for v in report["usage"]["deltas"].values())
         assert not report["outcome"]["ok"]
         summary = render_summary(report)
         assert "INVALID" in summary
@@ -254,9 +144,10 @@ class TestReport:
         pairs = report["correctness"]["pairs"]
         assert ["control", "hpatch", "control"] == [p["first_arm"] for p in pairs]
         assert [False, False, True] == [p["voided"] for p in pairs]
-        interval = report["usage"]["bootstrap"]["input_tokens"]
+        interval = report["usage"]["bootstrap"]["figures"]["input_tokens"]
         assert 2 == interval["pairs"]  # the voided third pair is not resampled
         assert -125.0 == interval["mean"]
+        assert "too-few-pairs" == interval["status"]  # 2 pairs: no interval
         assert "Exact McNemar" in render_summary(report)
 
 

@@ -133,7 +133,10 @@ class TestReportBuild:
         assert 1 == result.returncode
         report = json.loads((run_dir / "report.json").read_text())
         assert not report["captures"]["2-hpatch"]["valid"]
-        assert report["usage"]["arms"]["hpatch"] is None
+        assert all(value is None for value in report["usage"]["arms"]["hpatch"].values())
+        assert {"reported": 1, "attempts": 2} == report["usage"]["reported"]["hpatch"][
+            "provider_attempts"
+        ]
         assert "INVALID" in (run_dir / "summary.md").read_text()
 
     def test_wrong_mode_fails(self, run_dir: Path) -> None:
@@ -158,3 +161,40 @@ class TestReportBuild:
             "findings"
         ]
         assert any("metrics.json" in finding for finding in findings)
+
+    def test_missing_codex_jsonl_fails_the_arm(self, run_dir: Path) -> None:
+        """A valid capture whose attempt lost codex.jsonl cannot be reconciled with Codex's
+        turn.completed: the capture fails instead of the reconciliation being skipped."""
+        (run_dir / "attempts" / "1-hpatch" / "codex.jsonl").unlink()
+        result = build(run_dir)
+        assert 1 == result.returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        verdict = report["captures"]["1-hpatch"]
+        assert not verdict["valid"]
+        assert any("missing Codex JSONL" in finding for finding in verdict["findings"])
+        assert all(value is None for value in report["usage"]["attempts"]["1-hpatch"].values())
+        assert report["captures"]["1-control"]["valid"]
+
+    def test_provider_responses_cover_every_attempt(self, run_dir: Path) -> None:
+        """Every provider record of every router is a row; the rows reconcile with the
+        snapshots; no request id reaches either file's table."""
+        assert 0 == build(run_dir).returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        evidence = report["provider_responses"]
+        assert {"1-control", "1-hpatch", "2-control", "2-hpatch"} == set(evidence)
+        for key, entry in evidence.items():
+            snapshot = json.loads((run_dir / "routers" / key / "metrics.json").read_text())
+            assert entry["reconciled"], entry["problems"]
+            assert snapshot["requests"]["provider_attempts"] == len(entry["rows"])
+            assert all("provider_request_id" not in row for row in entry["rows"])
+        summary = (run_dir / "summary.md").read_text()
+        assert "response model (provider-reported)" in summary
+        records = (run_dir / "routers" / "1-control" / "capture").glob("*.jsonl")
+        ids = {
+            record["provider_request_id"]
+            for path in records
+            for record in map(json.loads, path.read_text().splitlines())
+            if record.get("provider_request_id")
+        }
+        assert ids
+        assert not any(request_id in summary for request_id in ids)

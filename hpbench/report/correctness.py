@@ -1,0 +1,160 @@
+"""Correctness per arm and per pair, and the one population every comparison uses.
+
+A repetition is *voided* when an arm has no result or failed for a reason that is
+not the model's (an infrastructure failure): it is attrition, not an outcome. The
+*compared* pairs are the repetitions that are not voided; McNemar, the headline
+token deltas and the bootstrap all work on exactly those pairs, so every figure
+of a comparison describes the same population. The *both passed* pairs are the
+compared pairs where every arm passed: an arm that failed early spent less, and
+that is not a saving.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from hpbench.stats import mcnemar_exact, wilson_interval
+
+CONTROL_ARM = "control"
+TREATMENT_ARM = "hpatch"
+INFRASTRUCTURE = "infrastructure"
+# McNemar needs pairs to compare; one pair can never be discordant enough to show anything.
+MIN_PAIRS_FOR_TEST = 2
+# How much of a harness failure's own text the report keeps as the reason (it may
+# quote a provider or Codex message, which is not ours to reproduce at length).
+REASON_CHARS = 160
+
+
+@attrs.frozen
+class Populations:
+    """The repetitions each comparison covers."""
+
+    compared: tuple[int, ...]
+    both_passed: tuple[int, ...]
+
+
+def _void_reason(result: dict[str, Any] | None) -> str | None:
+    if result is None:
+        return "no result"
+    if result.get("failure_class") != INFRASTRUCTURE:
+        return None
+    detail = result.get("infrastructure_error")
+    if isinstance(detail, str) and detail.strip():
+        first_line = detail.strip().splitlines()[0]
+        return f"infrastructure failure: {first_line[:REASON_CHARS]}"
+    return "infrastructure failure"
+
+
+def _pairs(
+    results: list[dict[str, Any]], arms: Sequence[str], repetitions: int
+) -> list[dict[str, Any]]:
+    scheduled = set(range(1, repetitions + 1)) | {int(r["repetition"]) for r in results}
+    pairs = []
+    for repetition in sorted(scheduled):
+        members = {r["arm"]: r for r in results if r["repetition"] == repetition}
+        reasons = {
+            arm: reason for arm in arms if (reason := _void_reason(members.get(arm))) is not None
+        }
+        first = min(members.values(), key=lambda r: r["pair_order"])["arm"] if members else None
+        pairs.append(
+            {
+                "repetition": repetition,
+                "first_arm": first,
+                "voided": bool(reasons),
+                "void_reasons": reasons,
+                "arms": {
+                    arm: (
+                        {"passed": r["passed"], "failure_class": r["failure_class"]}
+                        if (r := members.get(arm)) is not None
+                        else None
+                    )
+                    for arm in arms
+                },
+            }
+        )
+    return pairs
+
+
+def populations(pairs: list[dict[str, Any]]) -> Populations:
+    """The compared and both-passed repetitions of the pairs :func:`correctness` built."""
+    compared = [p for p in pairs if not p["voided"]]
+    both = [p for p in compared if all(o["passed"] for o in p["arms"].values())]
+    return Populations(
+        compared=tuple(p["repetition"] for p in compared),
+        both_passed=tuple(p["repetition"] for p in both),
+    )
+
+
+def _attrition(arm: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    reasons: Counter[str] = Counter()
+    for pair in pairs:
+        if not pair["voided"]:
+            continue
+        own = pair["void_reasons"].get(arm)
+        if own is not None:
+            reasons[own] += 1
+        else:
+            other = ", ".join(f"{a}: {why}" for a, why in sorted(pair["void_reasons"].items()))
+            reasons[f"pair voided by {other}"] += 1
+    return {"voided": sum(reasons.values()), "reasons": dict(sorted(reasons.items()))}
+
+
+def _arm(arm: str, results: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    mine = [r for r in results if r["arm"] == arm]
+    compared = [p["arms"][arm] for p in pairs if not p["voided"]]
+    passed = sum(1 for outcome in compared if outcome["passed"])
+    rate = wilson_interval(passed, len(compared))
+    return {
+        "attempts": len(mine),
+        "passed": sum(1 for r in mine if r["passed"]),
+        "failed": sum(1 for r in mine if not r["passed"] and r["failure_class"] != INFRASTRUCTURE),
+        "infrastructure": sum(1 for r in mine if r["failure_class"] == INFRASTRUCTURE),
+        "failure_classes": dict(
+            sorted(Counter(r["failure_class"] for r in mine if not r["passed"]).items())
+        ),
+        "pass_rate": None if rate is None else attrs.asdict(rate),
+        "attrition": _attrition(arm, pairs),
+    }
+
+
+def _mcnemar(pairs: list[dict[str, Any]], arms: Sequence[str]) -> dict[str, Any] | None:
+    if set(arms) != {CONTROL_ARM, TREATMENT_ARM}:
+        return None
+    outcomes = [
+        (p["arms"][CONTROL_ARM]["passed"], p["arms"][TREATMENT_ARM]["passed"])
+        for p in pairs
+        if not p["voided"]
+    ]
+    if len(outcomes) < MIN_PAIRS_FOR_TEST:
+        return None
+    test = mcnemar_exact(outcomes)
+    return {
+        "pairs": test.pairs,
+        "control_only": test.control_only,
+        "treatment_only": test.treatment_only,
+        "discordant": test.discordant,
+        "p_value": test.p_value,
+        "min_p_value": test.min_p_value,
+    }
+
+
+def correctness(
+    results: list[dict[str, Any]], arms: Sequence[str], repetitions: int
+) -> dict[str, Any]:
+    """Per-arm outcomes with pass rates and attrition, the pairs, and McNemar."""
+    pairs = _pairs(results, arms, repetitions)
+    chosen = populations(pairs)
+    return {
+        "arms": {arm: _arm(arm, results, pairs) for arm in arms},
+        "pairs": pairs,
+        "compared_pairs": {"pairs": len(chosen.compared), "repetitions": list(chosen.compared)},
+        "both_passed_pairs": {
+            "pairs": len(chosen.both_passed),
+            "repetitions": list(chosen.both_passed),
+        },
+        "mcnemar": _mcnemar(pairs, arms),
+    }

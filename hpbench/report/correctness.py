@@ -103,6 +103,19 @@ def _attrition(arm: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"voided": sum(reasons.values()), "reasons": dict(sorted(reasons.items()))}
 
 
+def _hidden_tests(mine: list[dict[str, Any]]) -> dict[str, int] | None:
+    """Required hidden tests passed over those required, summed over the arm's judged
+    attempts; None when no attempt was judged test by test."""
+    verdicts = [v for r in mine if (v := (r.get("grader") or {}).get("hidden_tests")) is not None]
+    if not verdicts:
+        return None
+    return {
+        "attempts": len(verdicts),
+        "passed": sum(len(v["passed"]) for v in verdicts),
+        "required": sum(int(v["required"]) for v in verdicts),
+    }
+
+
 def _arm(arm: str, results: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> dict[str, Any]:
     mine = [r for r in results if r["arm"] == arm]
     compared = [p["arms"][arm] for p in pairs if not p["voided"]]
@@ -116,6 +129,7 @@ def _arm(arm: str, results: list[dict[str, Any]], pairs: list[dict[str, Any]]) -
         "failure_classes": dict(
             sorted(Counter(r["failure_class"] for r in mine if not r["passed"]).items())
         ),
+        "hidden_tests": _hidden_tests(mine),
         "pass_rate": None if rate is None else attrs.asdict(rate),
         "attrition": _attrition(arm, pairs),
     }
@@ -148,7 +162,9 @@ def correctness(
     """Per-arm outcomes with pass rates and attrition, the pairs, and McNemar."""
     pairs = _pairs(results, arms, repetitions)
     chosen = populations(pairs)
+    tiers = sorted({str(r.get("oracle_tier", "correctness")) for r in results})
     return {
+        "oracle_tier": tiers[0] if len(tiers) == 1 else None,
         "arms": {arm: _arm(arm, results, pairs) for arm in arms},
         "pairs": pairs,
         "compared_pairs": {"pairs": len(chosen.compared), "repetitions": list(chosen.compared)},

@@ -95,12 +95,33 @@ def _pair_rows(pairs: list[dict[str, Any]], arms: list[str]) -> list[tuple[str, 
     return rows
 
 
+def _hidden_tests(counts: dict[str, int] | None) -> str:
+    """ "14 of 14 named (2 attempts)", or unavailable when no attempt was judged by name."""
+    if counts is None:
+        return "unavailable"
+    return f"{counts['passed']} of {counts['required']} named ({counts['attempts']} attempts)"
+
+
 def _correctness(report: dict[str, Any]) -> list[str]:
     correctness = report["correctness"]
     arms = list(report["run"]["arms"])
     lines = ["## Correctness", ""]
+    if correctness.get("oracle_tier") == "latency-only":
+        lines += [
+            "Latency-only task: no correctness claim is made; a pass means only that the "
+            "attempt ran within its bounds and allowed paths.",
+            "",
+        ]
     lines += table(
-        ("arm", "attempts", "passed", "failed", "infrastructure", "failure classes"),
+        (
+            "arm",
+            "attempts",
+            "passed",
+            "failed",
+            "infrastructure",
+            "hidden tests passed",
+            "failure classes",
+        ),
         [
             (
                 arm,
@@ -108,6 +129,7 @@ def _correctness(report: dict[str, Any]) -> list[str]:
                 str(stats["passed"]),
                 str(stats["failed"]),
                 str(stats["infrastructure"]),
+                _hidden_tests(stats.get("hidden_tests")),
                 ", ".join(f"{name} {n}" for name, n in stats["failure_classes"].items()) or "none",
             )
             for arm, stats in correctness["arms"].items()

@@ -123,6 +123,30 @@ class TestReportBuild:
             thread = json.loads(stream.read_text().splitlines()[0])["thread_id"]
             assert thread not in summary
 
+    def test_hidden_tests_are_counted_by_name(self, run_dir: Path) -> None:
+        """summary.md shows, per arm, how many named hidden tests passed over how many were
+        required; report.json keeps the counts and the task's oracle tier."""
+        assert 0 == build(run_dir).returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        attempts = report["correctness"]["arms"]["control"]["attempts"]
+        assert {"attempts": attempts, "passed": attempts, "required": attempts} == report[
+            "correctness"
+        ]["arms"]["control"]["hidden_tests"]
+        assert "correctness" == report["correctness"]["oracle_tier"]
+        summary = (run_dir / "summary.md").read_text()
+        assert "hidden tests passed" in summary
+        assert f"{attempts} of {attempts} named ({attempts} attempts)" in summary
+
+    def test_latency_only_makes_no_correctness_claim(self, run_dir: Path) -> None:
+        """Attempts of a latency-only task: the summary says no correctness claim is made."""
+        for path in run_dir.glob("attempts/*/result.json"):
+            result = json.loads(path.read_text())
+            result.update(oracle_tier="latency-only", correctness=None)
+            path.write_text(json.dumps(result))
+        merge_results(run_dir)
+        assert 0 == build(run_dir).returncode
+        assert "Latency-only task: no correctness claim" in (run_dir / "summary.md").read_text()
+
     def test_altered_snapshot_usage_fails(self, run_dir: Path) -> None:
         """Changing an aggregate usage integer in a snapshot fails the report, findings kept."""
         path = run_dir / "routers" / "2-hpatch" / "metrics.json"

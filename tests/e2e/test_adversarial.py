@@ -9,6 +9,7 @@ loudly instead of passing for the wrong reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -130,10 +131,11 @@ class TestCheatsFail:
         result, _, by_arm = paired(
             runs_dir,
             tmp_path,
-            with_extra([command("rm -rf .git && test ! -e .git")]),
+            # find -delete: Codex itself refuses to start a command that runs `rm -rf`.
+            with_extra([command("find .git -delete && test ! -e .git")]),
             with_extra([planted]),
         )
-        assert status_before == git_status(REPO_ROOT)
+        assert same_checkout(status_before, git_status(REPO_ROOT))
         deleted = by_arm["control"]
         assert (True, "none", None) == (
             deleted["passed"],
@@ -188,17 +190,26 @@ class TestLookingForAnswers:
 
 
 def git_status(checkout: Path) -> str:
-    """The checkout's status and index digest: what a stray `git add` would change."""
+    """The checkout's HEAD, status and index digest: what a stray `git add` would change.
+
+    A developer who commits while the test runs moves HEAD; then only HEAD is compared.
+    """
     # GIT_OPTIONAL_LOCKS=0: status must not refresh (rewrite) the index it is checking.
-    status = subprocess.run(
-        ["git", "-C", str(checkout), "status", "--porcelain", "--ignored=no"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-    ).stdout
-    index = (checkout / ".git" / "index").read_bytes() if (checkout / ".git").is_dir() else b""
-    return status + str(hash(index))
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=True, env=env
+        ).stdout
+
+    index = checkout / ".git" / "index"
+    digest = hashlib.sha256(index.read_bytes()).hexdigest() if index.is_file() else ""
+    return f"{git('rev-parse', 'HEAD')}{git('status', '--porcelain', '--ignored=no')}{digest}"
+
+
+def same_checkout(before: str, after: str) -> bool:
+    """Equal, unless HEAD moved (someone committed meanwhile): then HEAD alone says nothing."""
+    return before == after or before.split("\n", 1)[0] != after.split("\n", 1)[0]
 
 
 def test_demo_steps_include_the_go_test_expectation() -> None:

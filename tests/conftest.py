@@ -11,7 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -20,10 +20,39 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TASKS_DIR = REPO_ROOT / "tasks"
 REPLAY_DIR = REPO_ROOT / "tests" / "data" / "replay"
+LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
+HPBENCH = REPO_ROOT / ".venv" / "bin" / "hpbench"
+TASK = "kv-rangestream"
+IMAGES_READY = "HPBENCH_TEST_IMAGES_READY"
 # A test that would hang (a stalled stream, a Codex waiting for the network)
 # fails after this long instead, through SIGALRM. Tests that drive Docker or a
 # whole bench run take minutes by design and bound themselves.
 TEST_TIMEOUT = 150
+
+
+def run(
+    command: Sequence[str], env: Mapping[str, str] | None = None, timeout: int = 900
+) -> subprocess.CompletedProcess[str]:
+    """Run a command from the checkout with its environment plus ``env``; never raises on
+    failure (the caller reads the status)."""
+    return subprocess.run(
+        list(command),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT), **(env or {})},
+        cwd=REPO_ROOT,
+    )
+
+
+def build_images_once() -> None:
+    """Build every image once per test process (later calls are free)."""
+    if os.environ.get(IMAGES_READY) == "1":
+        return
+    done = run([str(LIBEXEC / "bench-images")], timeout=1800)
+    assert 0 == done.returncode, done.stderr
+    os.environ[IMAGES_READY] = "1"
 
 
 def _go_available() -> bool:
@@ -105,3 +134,31 @@ def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
 def replay_dir() -> Path:
     """``tests/data/replay``: the scripted provider's test scripts."""
     return REPLAY_DIR
+
+
+@pytest.fixture
+def images() -> None:
+    """The hpbench images, built once per test process."""
+    build_images_once()
+
+
+@pytest.fixture(scope="session")
+def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """History-free base and oracle snapshots of the bundled task (made once)."""
+    root = tmp_path_factory.mktemp("snapshots")
+    built = run([str(HPBENCH), "task", "build", TASK, "--out", str(root / "repo")])
+    assert 0 == built.returncode, built.stderr
+    out: dict[str, Path] = {}
+    for name in ("base", "oracle"):
+        revision = run([str(HPBENCH), "task", "field", TASK, f"source.{name}_revision"])
+        made = run(
+            [
+                str(LIBEXEC / "bench-snapshot"),
+                str(root / "repo"),
+                revision.stdout.strip(),
+                str(root / name),
+            ]
+        )
+        assert 0 == made.returncode, made.stderr
+        out[name] = root / name
+    return out

@@ -8,36 +8,14 @@ and hidden files kept in ``tmp_path``, so hostile cases run in seconds.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from ..conftest import LIBEXEC, REPO_ROOT, TASK, run
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
-HPBENCH = REPO_ROOT / ".venv" / "bin" / "hpbench"
-IMAGES_READY = "HPBENCH_TEST_IMAGES_READY"
-TASK = "kv-rangestream"
 HIDDEN_TEST = "kv/rangestream_hidden_test.go"
 HIDDEN_SOURCE = REPO_ROOT / "tasks" / TASK / "hidden" / HIDDEN_TEST
-
-
-def run(
-    command: Sequence[str], env: Mapping[str, str] | None = None, timeout: int = 900
-) -> subprocess.CompletedProcess[str]:
-    """Run a command from the checkout with ``env`` added; never raises on failure."""
-    return subprocess.run(
-        list(command),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT), **(env or {})},
-        cwd=REPO_ROOT,
-    )
 
 
 @dataclass(frozen=True)
@@ -117,35 +95,3 @@ def tree_digest(root: Path) -> str:
         else:
             digest.update(b"D" if path.is_dir() else b"O")
     return digest.hexdigest()
-
-
-@pytest.fixture
-def images() -> None:
-    """The hpbench images, built once per test process."""
-    if os.environ.get(IMAGES_READY) == "1":
-        return
-    done = run([str(LIBEXEC / "bench-images")], timeout=1800)
-    assert 0 == done.returncode, done.stderr
-    os.environ[IMAGES_READY] = "1"
-
-
-@pytest.fixture(scope="session")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """History-free base and oracle snapshots of the bundled task (made once)."""
-    root = tmp_path_factory.mktemp("snapshots")
-    built = run([str(HPBENCH), "task", "build", TASK, "--out", str(root / "repo")])
-    assert 0 == built.returncode, built.stderr
-    out: dict[str, Path] = {}
-    for name in ("base", "oracle"):
-        revision = run([str(HPBENCH), "task", "field", TASK, f"source.{name}_revision"])
-        made = run(
-            [
-                str(LIBEXEC / "bench-snapshot"),
-                str(root / "repo"),
-                revision.stdout.strip(),
-                str(root / name),
-            ]
-        )
-        assert 0 == made.returncode, made.stderr
-        out[name] = root / name
-    return out

@@ -8,8 +8,6 @@ from modules they write on the spot.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,35 +16,7 @@ import pytest
 
 from hpbench.gomodcache import escape_module_path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
-HPBENCH = REPO_ROOT / ".venv" / "bin" / "hpbench"
-IMAGES_READY = "HPBENCH_TEST_IMAGES_READY"
-TASK = "kv-rangestream"
-
-
-def run(
-    command: list[str], env: Mapping[str, str] | None = None, timeout: int = 900
-) -> subprocess.CompletedProcess[str]:
-    """Run a command with the checkout's environment plus ``env``; never raises on failure."""
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT), **(env or {})},
-        cwd=REPO_ROOT,
-    )
-
-
-def build_images_once() -> None:
-    """Build every image once per test process (later calls are free)."""
-    if os.environ.get(IMAGES_READY) == "1":
-        return
-    done = run([str(LIBEXEC / "bench-images")], timeout=1800)
-    assert 0 == done.returncode, done.stderr
-    os.environ[IMAGES_READY] = "1"
+from ..conftest import run
 
 
 class GoProxy:
@@ -109,34 +79,6 @@ def consumer() -> object:
 
 
 @pytest.fixture
-def images() -> None:
-    """The hpbench images, built once per test session."""
-    build_images_once()
-
-
-@pytest.fixture
 def bench() -> object:
     """``bench(command, env)``: run a command from the checkout, never raising."""
     return run
-
-
-@pytest.fixture(scope="session")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """History-free base and oracle snapshots of the bundled task (made once)."""
-    root = tmp_path_factory.mktemp("snapshots")
-    built = run([str(HPBENCH), "task", "build", TASK, "--out", str(root / "repo")])
-    assert 0 == built.returncode, built.stderr
-    out: dict[str, Path] = {}
-    for name in ("base", "oracle"):
-        revision = run([str(HPBENCH), "task", "field", TASK, f"source.{name}_revision"])
-        made = run(
-            [
-                str(LIBEXEC / "bench-snapshot"),
-                str(root / "repo"),
-                revision.stdout.strip(),
-                str(root / name),
-            ]
-        )
-        assert 0 == made.returncode, made.stderr
-        out[name] = root / name
-    return out

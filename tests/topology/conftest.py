@@ -10,7 +10,6 @@ tests that only look at it or change what they restore.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import uuid
 from collections.abc import Iterator, Mapping
@@ -18,35 +17,9 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
+from ..conftest import HPBENCH, LIBEXEC, REPO_ROOT, build_images_once, run
+
 COMPOSE_FILE = REPO_ROOT / "compose.yaml"
-HPBENCH = REPO_ROOT / ".venv" / "bin" / "hpbench"
-IMAGES_READY = "HPBENCH_TEST_IMAGES_READY"
-
-
-def run(
-    command: list[str], env: Mapping[str, str] | None = None, timeout: int = 600
-) -> subprocess.CompletedProcess[str]:
-    """Run a command with the checkout's environment plus ``env``; never raises on failure."""
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT), **(env or {})},
-        cwd=REPO_ROOT,
-    )
-
-
-def build_images_once() -> None:
-    """Build every image once per test process (later calls are free)."""
-    if os.environ.get(IMAGES_READY) == "1":
-        return
-    done = run([str(LIBEXEC / "bench-images")], timeout=1800)
-    assert 0 == done.returncode, done.stderr
-    os.environ[IMAGES_READY] = "1"
 
 
 class Topology:

@@ -33,6 +33,7 @@ import attrs
 from hpbench._jsonio import write_atomic
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.rundir import Arm
 
 CODE = "codex.config"
 MAX_RETRIES = 10
@@ -44,13 +45,6 @@ FORBIDDEN_KEYS = frozenset(
     {"chatgpt_base_url", "openai_base_url", "mcp_servers", "experimental_instructions_file"}
 )
 FEATURES_OFF = ("plugins", "apps", "goals", "unbounded_connection_retries")
-
-
-class Arm(enum.Enum):
-    """The benchmark arm a config is for."""
-
-    CONTROL = "control"
-    HPATCH = "hpatch"
 
 
 class ReasoningEffort(enum.Enum):

@@ -10,7 +10,8 @@ from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_fla
 from hpbench._console import err_console, out_console, print_fields
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.schema import stale_files, write_generated
-from hpbench.capture.validator import Arm, CaptureReport, validate_capture
+from hpbench.capture.validator import CaptureReport, validate_capture
+from hpbench.rundir import Arm
 
 
 def register(commands: Any) -> None:

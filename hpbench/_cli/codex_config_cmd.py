@@ -14,13 +14,13 @@ from hpbench.codexconfig import (
     MAX_IDLE_MS,
     MAX_RETRIES,
     MIN_IDLE_MS,
-    Arm,
     CodexConfig,
     ReasoningEffort,
     check_config,
     render_config,
     write_config,
 )
+from hpbench.rundir import Arm
 
 
 def register(commands: Any) -> None:

@@ -15,6 +15,7 @@ from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
 from hpbench.report import build_report, render_summary
 from hpbench.report.captures import check_router_capture
+from hpbench.rundir import RunLayout
 
 log = structlog.get_logger()
 
@@ -35,13 +36,14 @@ def register(commands: Any) -> None:
 
 def build_command(args: argparse.Namespace) -> int:
     """``hpbench report build RUN_DIR``."""
-    if not (args.run_dir / "run.json").is_file():
+    layout = RunLayout(args.run_dir)
+    if not layout.run_json.is_file():
         msg = f"{args.run_dir}: no run.json; not a run directory"
         raise HpbenchError(msg)
     report = build_report(args.run_dir, check_router_capture)
-    write_atomic(args.run_dir / "report.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
     summary = render_summary(report)
-    write_atomic(args.run_dir / "summary.md", summary)
+    write_atomic(layout.summary, summary)
     log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])
     if args.json:
         print_json(report["outcome"])

@@ -11,6 +11,7 @@ import structlog
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json
 from hpbench._console import print_table
 from hpbench.results import merge_results
+from hpbench.rundir import RunLayout
 
 log = structlog.get_logger()
 
@@ -30,7 +31,7 @@ def merge_command(args: argparse.Namespace) -> int:
     attempts = merge_results(args.run_dir)
     log.info("results_merged", attempts=len(attempts))
     if args.json:
-        print_json({"attempts": len(attempts), "results": str(args.run_dir / "results.jsonl")})
+        print_json({"attempts": len(attempts), "results": str(RunLayout(args.run_dir).results)})
         return EXIT_OK
     rows = [
         (

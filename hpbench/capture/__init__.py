@@ -27,7 +27,6 @@ from hpbench.capture.models import (
     UsageState,
 )
 from hpbench.capture.validator import (
-    Arm,
     Binding,
     CaptureReport,
     CodexThread,
@@ -48,6 +47,7 @@ from hpbench.capture.writer import (
     thread_from_headers,
     tool_shapes,
 )
+from hpbench.rundir import Arm
 
 __all__ = [
     "NO_HPATCH",

@@ -13,7 +13,6 @@ stream. A report is labelled only when the binding holds.
 
 from __future__ import annotations
 
-import enum
 import json
 import multiprocessing
 import os
@@ -48,16 +47,10 @@ from hpbench.capture.models import (
 )
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.rundir import Arm
 
 RECORD_GLOB = "*.jsonl"
 """Record files inside a ``--capture-output`` directory, read in name order."""
-
-
-class Arm(enum.Enum):
-    """The measured arm a capture is evidence for."""
-
-    CONTROL = "control"
-    HPATCH = "hpatch"
 
 
 @attrs.frozen

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from hpbench.capture.validator import validate_capture
 from hpbench.report.model import CaptureVerdict
+from hpbench.rundir import METRICS_JSON
 
-SNAPSHOT_NAME = "metrics.json"
+SNAPSHOT_NAME = METRICS_JSON
 RECORDS_DIR = "capture"
 
 

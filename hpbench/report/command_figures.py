@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hpbench.commands import analyze_file, observations
+from hpbench.rundir import CODEX_JSONL, RunLayout
 
 
 def _analyse(jsonl: Path, workspace_root: Any) -> Any:
@@ -40,7 +41,7 @@ def command_figures(
             if result["arm"] != arm:
                 continue
             attempts += 1
-            jsonl = run_dir / "attempts" / f"{result['repetition']}-{arm}" / "codex.jsonl"
+            jsonl = RunLayout(run_dir).attempt(result["repetition"], arm) / CODEX_JSONL
             analysis = _analyse(jsonl, result.get("workspace_root"))
             if analysis is None:
                 continue

@@ -17,10 +17,11 @@ from typing import Any
 
 import attrs
 
+from hpbench.rundir import Arm
 from hpbench.stats import mcnemar_exact, wilson_interval
 
-CONTROL_ARM = "control"
-TREATMENT_ARM = "hpatch"
+CONTROL_ARM = Arm.CONTROL.value
+TREATMENT_ARM = Arm.HPATCH.value
 INFRASTRUCTURE = "infrastructure"
 # McNemar needs pairs to compare; one pair can never be discordant enough to show anything.
 MIN_PAIRS_FOR_TEST = 2

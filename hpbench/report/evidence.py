@@ -22,8 +22,9 @@ from hpbench.capture.models import ClientRecord, ProviderRecord, UsageState
 from hpbench.capture.validator import iter_records
 from hpbench.errors import ContractError
 from hpbench.report.figures import dig_count
+from hpbench.rundir import METRICS_JSON
 
-SNAPSHOT_NAME = "metrics.json"
+SNAPSHOT_NAME = METRICS_JSON
 RECORDS_DIR = "capture"
 # The cached column of an attempt without usage: there is no count to be explicit about.
 NO_USAGE = "unavailable"

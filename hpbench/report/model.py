@@ -34,6 +34,7 @@ from hpbench.report.figures import (
     attempt_figures,
     comparison,
 )
+from hpbench.rundir import CODEX_JSONL, METRICS_JSON, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 REPORT_SCHEMA = "hpbench.report.v1"
@@ -57,7 +58,7 @@ def _read_json(path: Path) -> Any:
 
 def load_results(run_dir: Path) -> list[dict[str, Any]]:
     """``results.jsonl`` of a run, line by line."""
-    path = run_dir / "results.jsonl"
+    path = RunLayout(run_dir).results
     if not path.is_file():
         return []
     with path.open(encoding="utf-8") as stream:
@@ -66,7 +67,7 @@ def load_results(run_dir: Path) -> list[dict[str, Any]]:
 
 def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
     found = []
-    for path in sorted((run_dir / "routers").glob(f"*-{arm}")):
+    for path in RunLayout(run_dir).routers_of(arm):
         prefix = path.name.removesuffix(f"-{arm}")
         if prefix.isdigit():
             found.append((int(prefix), path))
@@ -76,7 +77,7 @@ def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
 def _snapshot_of(router_dir: Path) -> Any:
     """A validated router's snapshot; None if it cannot be read after all (then nothing counts)."""
     try:
-        return _read_json(router_dir / "metrics.json")
+        return _read_json(router_dir / METRICS_JSON)
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -91,7 +92,7 @@ def _captures(
     for arm in arms:
         for repetition, router_dir in _router_dirs(run_dir, arm):
             key = f"{repetition}-{arm}"
-            jsonl = [run_dir / "attempts" / key / "codex.jsonl"]
+            jsonl = [RunLayout(run_dir).attempt(repetition, arm) / CODEX_JSONL]
             verdict = check(router_dir, arm, jsonl)
             captures[key] = {"valid": verdict.valid, "findings": list(verdict.findings)}
             evidence[key] = router_evidence(router_dir)
@@ -150,7 +151,7 @@ def _deliveries(
     for result in sorted(results, key=lambda r: (r["repetition"], r["arm"])):
         key = f"{result['repetition']}-{result['arm']}"
         proofs[key] = {"ok": False, "requests": None, "matching": None}
-        records = run_dir / "reps" / str(result["repetition"]) / "provider.jsonl"
+        records = RunLayout(run_dir).provider_records(result["repetition"])
         artifact = result.get("instructions_artifact")
         if not isinstance(artifact, str):
             continue
@@ -197,7 +198,7 @@ def read_phases(path: Path) -> dict[str, float]:
 
 def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     """The report document for a run directory whose results are merged."""
-    run = _read_json(run_dir / "run.json")
+    run = _read_json(RunLayout(run_dir).run_json)
     arms: list[str] = list(run["arms"])
     results = load_results(run_dir)
     correct = correctness(results, arms, int(run["repetitions"]))

@@ -38,9 +38,10 @@ from hpbench.codex import summarize_file
 from hpbench.results.attribution import Culprit, attribute
 from hpbench.results.gotest import parse_go_test_file
 from hpbench.results.verdict import VerdictStatus, judge
+from hpbench.rundir import CODEX_JSONL, RESULT_JSON
 
 ATTEMPT_SCHEMA = "hpbench.attempt.v1"
-RESULT_NAME = "result.json"
+RESULT_NAME = RESULT_JSON
 TIMEOUT_STATUS = 124
 
 
@@ -184,7 +185,7 @@ def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | N
 
 
 def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
-    jsonl = directory / "codex.jsonl"
+    jsonl = directory / CODEX_JSONL
     exit_code = _read_int(directory / "codex.exit")
     timed_out = agent_timed_out(
         exit_code,

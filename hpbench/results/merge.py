@@ -15,8 +15,9 @@ from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.results.attempt import ATTEMPT_SCHEMA, RESULT_NAME
+from hpbench.rundir import RunLayout
 
-RESULTS_NAME = "results.jsonl"
+RESULTS_NAME = RunLayout(Path()).results.name
 
 
 def load_attempts(run_dir: Path) -> list[dict[str, Any]]:
@@ -29,7 +30,7 @@ def load_attempts(run_dir: Path) -> list[dict[str, Any]]:
     findings: list[Finding] = []
     attempts: list[dict[str, Any]] = []
     seen: dict[tuple[int, str], str] = {}
-    for path in sorted((run_dir / "attempts").glob(f"*/{RESULT_NAME}")):
+    for path in sorted(RunLayout(run_dir).attempts.glob(f"*/{RESULT_NAME}")):
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
@@ -63,5 +64,5 @@ def load_attempts(run_dir: Path) -> list[dict[str, Any]]:
 def merge_results(run_dir: Path) -> list[dict[str, Any]]:
     """Write ``results.jsonl`` from the run's attempt objects and return them."""
     attempts = load_attempts(run_dir)
-    write_atomic(run_dir / RESULTS_NAME, "".join(canonical_json(a) + "\n" for a in attempts))
+    write_atomic(RunLayout(run_dir).results, "".join(canonical_json(a) + "\n" for a in attempts))
     return attempts

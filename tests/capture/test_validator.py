@@ -18,8 +18,9 @@ from hpbench.capture.models import (
     RouterMode,
 )
 from hpbench.capture.synthetic import write_snapshot
-from hpbench.capture.validator import Arm, expected_binding, validate_capture
+from hpbench.capture.validator import expected_binding, validate_capture
 from hpbench.capture.writer import CaptureWriter, read_usage, thread_from_headers
+from hpbench.rundir import Arm
 
 ROOT = {"thread-id": "thread-root", "session-id": "thread-root"}
 

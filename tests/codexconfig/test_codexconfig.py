@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from hpbench import codexconfig
 from hpbench._cli.main import main
 from hpbench.codexconfig import (
-    Arm,
     CodexConfig,
     ReasoningEffort,
     check_config,
@@ -27,6 +26,7 @@ from hpbench.codexconfig import (
 )
 from hpbench.errors import ContractError
 from hpbench.reference.harness import codex_exec, free_port, running_provider, running_router
+from hpbench.rundir import Arm
 
 ROUTER = "http://control-router:8080/v1"
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from hpbench.codex import Outcome, summarize_file
-from hpbench.codexconfig import Arm, CodexConfig, write_config
+from hpbench.codexconfig import CodexConfig, write_config
 from hpbench.commands import Category, PathLoop, analyze_file
 from hpbench.reference.harness import codex_exec, running_provider
+from hpbench.rundir import Arm
 
 pytestmark = pytest.mark.codex
 

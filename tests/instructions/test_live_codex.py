@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.codexconfig import Arm, CodexConfig, write_config
+from hpbench.codexconfig import CodexConfig, write_config
 from hpbench.instructions import (
     default_pins_path,
     delivered_matches,
@@ -27,6 +27,7 @@ from hpbench.instructions import (
     write_instructions,
 )
 from hpbench.instructions.stock import bundled_stock
+from hpbench.rundir import Arm
 
 pytestmark = pytest.mark.codex
 

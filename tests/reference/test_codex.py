@@ -17,7 +17,7 @@ import pytest
 
 from hpbench._jsonio import canonical_json
 from hpbench.capture.validator import CaptureReport, validate_capture
-from hpbench.codexconfig import Arm, CodexConfig, write_config
+from hpbench.codexconfig import CodexConfig, write_config
 from hpbench.reference.harness import (
     CodexRun,
     Running,
@@ -26,6 +26,7 @@ from hpbench.reference.harness import (
     running_provider,
     running_router,
 )
+from hpbench.rundir import Arm
 
 pytestmark = pytest.mark.codex
 

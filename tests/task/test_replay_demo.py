@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from hpbench.capture.validator import validate_capture
-from hpbench.codexconfig import Arm, CodexConfig, write_config
+from hpbench.codexconfig import CodexConfig, write_config
 from hpbench.commands import analyze_file
 from hpbench.reference.harness import codex_exec, running_provider, running_router
+from hpbench.rundir import Arm
 from hpbench.task.history import build_history
 from hpbench.task.manifest import load_manifest
 

@@ -1,0 +1,95 @@
+"""The run directory: the one place that names the arms and every artefact's path.
+
+bench.sh writes a run directory and the ``hpbench`` commands read it; both sides
+must agree on every name. In Python, no other module spells a run-directory
+path: it asks :class:`RunLayout`. The layout (docs: README, "The run
+directory")::
+
+    runs/<run-id>/
+      run.json  results.jsonl  report.json  summary.md  log.jsonl
+      attempts/<rep>-<arm>/   codex.jsonl  result.json  ...
+      routers/<rep>-<arm>/    metrics.json  capture/
+      reps/<rep>/             provider.jsonl
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import attrs
+
+
+class Arm(enum.Enum):
+    """A measured arm: the stock control or the Hpatch treatment."""
+
+    CONTROL = "control"
+    HPATCH = "hpatch"
+
+
+def arm_order(repetition: int) -> tuple[Arm, Arm]:
+    """The order the arms run in: odd repetitions control first, even ones hpatch first."""
+    if repetition % 2:
+        return (Arm.CONTROL, Arm.HPATCH)
+    return (Arm.HPATCH, Arm.CONTROL)
+
+
+# Files of one attempt directory (attempts/<rep>-<arm>/).
+CODEX_JSONL = "codex.jsonl"
+RESULT_JSON = "result.json"
+# Files of one router directory (routers/<rep>-<arm>/).
+METRICS_JSON = "metrics.json"
+CAPTURE_DIR = "capture"
+
+
+@attrs.frozen
+class RunLayout:
+    """Every path of one run directory."""
+
+    root: Path
+
+    @property
+    def run_json(self) -> Path:
+        """The checked settings and the task fingerprint."""
+        return self.root / "run.json"
+
+    @property
+    def results(self) -> Path:
+        """Every attempt object, merged deterministically."""
+        return self.root / "results.jsonl"
+
+    @property
+    def report_json(self) -> Path:
+        """Everything summary.md says, machine-readable."""
+        return self.root / "report.json"
+
+    @property
+    def summary(self) -> Path:
+        """What a person reads first."""
+        return self.root / "summary.md"
+
+    @property
+    def attempts(self) -> Path:
+        """The directory of every attempt's evidence."""
+        return self.root / "attempts"
+
+    @property
+    def routers(self) -> Path:
+        """The directory of every router's evidence."""
+        return self.root / "routers"
+
+    def attempt(self, repetition: int, arm: str) -> Path:
+        """One attempt's evidence: ``attempts/<rep>-<arm>``."""
+        return self.attempts / f"{repetition}-{arm}"
+
+    def router(self, repetition: int, arm: str) -> Path:
+        """One arm's router evidence in a repetition: ``routers/<rep>-<arm>``."""
+        return self.routers / f"{repetition}-{arm}"
+
+    def routers_of(self, arm: str) -> list[Path]:
+        """Every router directory of ``arm``, in name order."""
+        return sorted(self.routers.glob(f"*-{arm}"))
+
+    def provider_records(self, repetition: int) -> Path:
+        """The scripted provider's request records of a repetition (offline runs)."""
+        return self.root / "reps" / str(repetition) / "provider.jsonl"

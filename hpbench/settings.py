@@ -18,9 +18,9 @@ import attrs
 from hpbench.codexconfig import ReasoningEffort, forbidden_host
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.instructions.pins import default_pins_path, load_pins
 
 RUN_SCHEMA = "hpbench.run.v1"
-CODEX_VERSION = "0.169.0"
 DEFAULT_ROUTER_IMAGE = "hpbench-router:local"
 RUNNING_MODES = {"paired": ("control", "hpatch"), "control-only": ("control",)}
 PREPARATION_MODES = {"preparation-only"}
@@ -70,7 +70,7 @@ class Settings:
     grader_memory: str = "4g"
     grader_cpus: str = "1"
     grader_pids: int = 1024
-    codex_version: str = CODEX_VERSION
+    codex_version: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The run.json settings block."""
@@ -248,5 +248,8 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         provider=provider,
         offline_demo=offline,
         enforce_no_edit_loops=enforce == "true",
+        # The one pin of the Codex version: contrib/codex/pins.toml (images and
+        # provisioning read it too).
+        codex_version=load_pins(default_pins_path()).pins.codex_version,
         **limits,
     )

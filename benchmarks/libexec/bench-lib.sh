@@ -176,10 +176,21 @@ collect_router() {
 
 # --- Compose (container platform) ---
 
+# codex_version from ROOT/contrib/codex/pins.toml (hpbench checks the file's form).
+pinned_codex_version() {
+  local version
+  version="$(awk -F'"' '/^codex_version[[:space:]]*=/ { print $2; exit }' \
+    "$1/contrib/codex/pins.toml" 2>/dev/null)"
+  [[ -n "${version}" ]] || abort "no codex_version in $1/contrib/codex/pins.toml"
+  printf '%s\n' "${version}"
+}
+
 # The topology file, and the images every topology and the grader use.
 COMPOSE_FILE="${COMPOSE_FILE:-${BENCH_ROOT}/compose.yaml}"
 HPBENCH_IMAGE_TAG="${HPBENCH_IMAGE_TAG:-local}"
-export COMPOSE_FILE HPBENCH_IMAGE_TAG
+# The Codex version's one pin (contrib/codex/pins.toml): images are built with it.
+CODEX_VERSION="$(pinned_codex_version "${BENCH_ROOT}")"
+export COMPOSE_FILE HPBENCH_IMAGE_TAG CODEX_VERSION
 
 # A fresh Compose project name: hpbench-<12 random hex digits>. It is random, not the
 # run id, because agents see it: in their volumes' paths (/proc/self/mountinfo) and in

@@ -31,7 +31,7 @@ from hpbench.rundir import Arm
 
 pytestmark = pytest.mark.codex
 
-CODEX_VERSION = "0.169.0"
+CODEX_VERSION = load_pins(default_pins_path()).pins.codex_version
 MODEL = "gpt-6-astra"
 
 

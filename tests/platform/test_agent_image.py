@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from hpbench.instructions.pins import default_pins_path, load_pins
+
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("images")]
 
 LAUNCHER = "/opt/codex/bin/codex"
@@ -79,4 +81,5 @@ class TestCodexCommand:
             text=True,
             check=False,
         )  # fmt: skip
-        assert ["codex-cli 0.169.0", "codex-cli 0.169.0"] == done.stdout.splitlines()
+        pinned = load_pins(default_pins_path()).pins.codex_version
+        assert [f"codex-cli {pinned}", f"codex-cli {pinned}"] == done.stdout.splitlines()

@@ -29,7 +29,6 @@ APT_UPDATED=""
 info() { printf 'provision: %s\n' "$*" >&2; }
 abort() { printf 'provision: %s\n' "$*" >&2; exit 1; }
 is_root() { [[ "${EUID}" -eq 0 ]]; }
-[[ -n "${CODEX_VERSION}" ]] || abort "no codex_version in contrib/codex/pins.toml"
 
 # Record what a non-root user must get done, or fail if root could not do it.
 need() {
@@ -172,6 +171,11 @@ ensure_go() {
 }
 
 ensure_codex() {
+  if [[ -z "${CODEX_VERSION}" ]]; then
+    need "no pinned Codex version (contrib/codex/pins.toml beside benchmarks/ names none)" \
+      "run provision.sh from an hpbench checkout"
+    return
+  fi
   local wanted="codex-cli ${CODEX_VERSION}" have=""
   have="$(codex --version 2>/dev/null || true)"
   [[ "${have}" == "${wanted}" ]] && return

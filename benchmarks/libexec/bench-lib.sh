@@ -176,7 +176,8 @@ collect_router() {
 
 # --- Compose (container platform) ---
 
-# codex_version from ROOT/contrib/codex/pins.toml (hpbench checks the file's form).
+# codex_version from ROOT/contrib/codex/pins.toml (hpbench checks the file's form): the
+# Codex version's one pin, which bench-images builds the images with.
 pinned_codex_version() {
   local version
   version="$(awk -F'"' '/^codex_version[[:space:]]*=/ { print $2; exit }' \
@@ -188,9 +189,7 @@ pinned_codex_version() {
 # The topology file, and the images every topology and the grader use.
 COMPOSE_FILE="${COMPOSE_FILE:-${BENCH_ROOT}/compose.yaml}"
 HPBENCH_IMAGE_TAG="${HPBENCH_IMAGE_TAG:-local}"
-# The Codex version's one pin (contrib/codex/pins.toml): images are built with it.
-CODEX_VERSION="$(pinned_codex_version "${BENCH_ROOT}")"
-export COMPOSE_FILE HPBENCH_IMAGE_TAG CODEX_VERSION
+export COMPOSE_FILE HPBENCH_IMAGE_TAG
 
 # A fresh Compose project name: hpbench-<12 random hex digits>. It is random, not the
 # run id, because agents see it: in their volumes' paths (/proc/self/mountinfo) and in

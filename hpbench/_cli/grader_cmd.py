@@ -13,8 +13,7 @@ from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_jso
 from hpbench._console import print_fields
 from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
-from hpbench.results.gotest import parse_go_test_file
-from hpbench.results.verdict import VerdictStatus, judge
+from hpbench.results.verdict import VerdictStatus, judge, read_grading
 from hpbench.task.registry import default_tasks_dir, load_task
 
 log = structlog.get_logger()
@@ -47,12 +46,8 @@ def verdict_command(args: argparse.Namespace) -> int:
     if not required:
         msg = f"task {task.id} names no required hidden tests (a command grader has no verdict)"
         raise HpbenchError(msg)
-    exit_path = args.directory / "grader.exit"
-    try:
-        exit_code: int | None = int(exit_path.read_text().strip())
-    except (OSError, ValueError):
-        exit_code = None
-    verdict = judge(parse_go_test_file(args.directory / "grader.stdout"), required, exit_code)
+    report, exit_code = read_grading(args.directory)
+    verdict = judge(report, required, exit_code)
     document = {"exit_code": exit_code, **verdict.to_json()}
     write_atomic(args.directory / VERDICT_NAME, json.dumps(document, indent=2) + "\n")
     log.info("grader_verdict", task=task.id, status=verdict.status.value)

@@ -36,8 +36,7 @@ import attrs
 from hpbench._jsonio import write_atomic
 from hpbench.codex import summarize_file
 from hpbench.results.attribution import Culprit, attribute
-from hpbench.results.gotest import parse_go_test_file
-from hpbench.results.verdict import VerdictStatus, judge
+from hpbench.results.verdict import VerdictStatus, judge, read_grading
 from hpbench.rundir import CODEX_JSONL, RESULT_JSON
 
 ATTEMPT_SCHEMA = "hpbench.attempt.v1"
@@ -234,8 +233,7 @@ def _grader_section(
     """The grading as the attempt object records it, and an infrastructure error if the
     grader's container, not the agent's code, ended it."""
     grader = directory / "grader"
-    exit_code = _read_int(grader / "grader.exit")
-    report = parse_go_test_file(grader / "grader.stdout")
+    report, exit_code = read_grading(grader)
     state = _grader_state(grader / "grader.state")
     outcome = None if state is None else state.get("outcome")
     timed_out = outcome == "timeout" or (outcome is None and exit_code in KILL_STATUSES)

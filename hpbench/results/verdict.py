@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import attrs
 
-from hpbench.results.gotest import GoTestReport
+from hpbench.results.gotest import GoTestReport, parse_go_test_file
 
 
 class VerdictStatus(enum.Enum):
@@ -119,3 +120,13 @@ def judge(
         other_failures=tuple(other),
         unreadable_lines=report.unreadable_lines,
     )
+
+
+def read_grading(directory: Path) -> tuple[GoTestReport, int | None]:
+    """A grading directory's stream (``grader.stdout``) and exit status (``grader.exit``;
+    None when it is missing or not a number: the grader never reported one)."""
+    try:
+        exit_code: int | None = int((directory / "grader.exit").read_text().strip())
+    except (OSError, ValueError):
+        exit_code = None
+    return parse_go_test_file(directory / "grader.stdout"), exit_code

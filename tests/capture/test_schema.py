@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+from typing import Literal
 
 import attrs
 import jsonschema
+import pytest
 
+from hpbench import schemagen
+from hpbench._cli.main import main
 from hpbench.capture import models
 from hpbench.capture.schema import (
     DOCS_BEGIN,
@@ -17,6 +22,23 @@ from hpbench.capture.schema import (
     snapshot_schema,
     stale_files,
 )
+
+
+@attrs.frozen
+class Inner:
+    """An inner object."""
+
+    seconds: float
+
+
+@attrs.frozen
+class Outer:
+    """An outer object."""
+
+    counts: dict[str, int] = attrs.field(metadata=schemagen.doc("Counts by name."))
+    names: tuple[str, ...]
+    inner: Inner | None
+    tier: Literal["a", "b"]
 
 
 class TestGeneratedFiles:
@@ -128,3 +150,67 @@ class TestSchemasAgreeWithTheValidator:
             assert not records.is_valid(broken), broken
         assert not snapshot.is_valid({**metrics, "schema": "hpatch.capture.metrics.v3"})
         assert not snapshot.is_valid({**metrics, "extra": 1})
+
+
+class TestEveryContract:
+    """``hpbench schemas`` covers every registered contract, and stale files fail."""
+
+    def test_every_generated_schema_is_current(self, repo_root):
+        """contrib/schemas and the pages match every registered model (hpbench schemas --write)."""
+        stale = schemagen.stale_files(
+            schemagen.registered(), repo_root / schemagen.SCHEMA_DIR, repo_root
+        )
+
+        assert [] == stale
+
+    def test_every_schema_is_a_valid_2020_12_schema(self):
+        """Each generated schema is itself a valid JSON Schema and names its own file."""
+        for contract in schemagen.registered():
+            schema = schemagen.schema_of(contract)
+            jsonschema.Draft202012Validator.check_schema(schema)
+            assert contract.schema_file == schema["$id"]
+
+    def test_a_stale_file_is_found_and_rewritten(self, repo_root, tmp_path, capsys):
+        """--check fails on a changed schema or page, --write restores both."""
+        shutil.copytree(repo_root / "docs", tmp_path / "docs")
+        shutil.copytree(repo_root / "contrib" / "schemas", tmp_path / "contrib" / "schemas")
+        base = ["schemas", "--root", str(tmp_path)]
+        assert 0 == main([*base, "--check"])
+        victim = tmp_path / schemagen.SCHEMA_DIR / schemagen.registered()[-1].schema_file
+        victim.write_text("{}\n")
+        page = tmp_path / "docs" / "capture.md"
+        page.write_text(page.read_text().replace("| `seq` |", "| `sequence` |", 1))
+
+        assert 1 == main([*base, "--check", "--json"])
+        stale = json.loads(capsys.readouterr().out.splitlines()[-1])["stale"]
+        assert {str(victim), str(page)} == set(stale)
+        assert 0 == main([*base, "--write"])
+        assert 0 == main([*base, "--check"])
+
+    def test_registry_refuses_what_is_not_a_contract(self, monkeypatch):
+        """A registry line naming something else is refused, not skipped."""
+        monkeypatch.setattr(schemagen, "REGISTRY", ("hpbench.capture.schema:DOCS_BEGIN",))
+
+        with pytest.raises(TypeError, match="not a Contract"):
+            schemagen.registered()
+
+    def test_maps_lists_and_optional_models(self):
+        """The generic builder writes maps, lists, floats and optional objects strictly."""
+
+        contract = schemagen.Contract(schema_file="outer.schema.json", roots=(Outer,))
+        validator = jsonschema.Draft202012Validator(schemagen.schema_of(contract))
+        good = {"counts": {"x": 1}, "names": ["a"], "inner": None, "tier": "a"}
+
+        assert validator.is_valid(good)
+        assert validator.is_valid({**good, "inner": {"seconds": 1.5}})
+        for bad in (
+            {**good, "counts": {"x": "1"}},
+            {**good, "names": "a"},
+            {**good, "inner": {"seconds": 1, "extra": 0}},
+            {**good, "tier": "c"},
+            {k: v for k, v in good.items() if k != "names"},
+        ):
+            assert not validator.is_valid(bad), bad
+        tables = schemagen.field_tables((Outer,), {})
+        assert "| `counts` | map of string to integer (signed) | Counts by name. |" in tables
+        assert "#### Inner" in tables

@@ -1,24 +1,25 @@
-"""A small HTTP/1.1 layer on asyncio streams, enough for a streaming relay.
+"""A small HTTP/1.1 message layer on asyncio streams, enough for a streaming relay.
 
 The standard library's ``http.server`` and ``http.client`` hide the two things
 test equipment must control: sending a stream that ends abruptly (a fault) and
 noticing that a stream ended abruptly (so a relay can pass the fault on). This
 module keeps both explicit: bodies are sent chunked, and a chunked body that
 stops before its last chunk raises :class:`IncompleteBodyError`.
+
+It reads and writes messages only; opening a connection to an upstream lives in
+:mod:`hpbench.reference._upstream`, listening and the per-connection loop in
+:mod:`hpbench.reference._server`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-import ssl
-import sys
-from collections.abc import AsyncIterator, Coroutine, Iterable
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import AsyncIterator, Iterable
 
 import attrs
+
+from hpbench._jsonio import canonical_json
 
 MAX_LINE = 64 * 1024
 MAX_HEADERS = 200
@@ -41,6 +42,10 @@ HOP_BY_HOP = frozenset(
         "host",
     }
 )
+
+# The header Codex uses to pin a turn to one backend; the provider issues it and the
+# router must relay it untouched, so both watch for it.
+TURN_STATE_HEADER = "x-codex-turn-state"
 
 REASONS = {
     200: "OK",
@@ -242,6 +247,20 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
     return Request(parts[0].upper(), parts[1], headers, bytes(body), parts[2])
 
 
+async def read_response_head(reader: asyncio.StreamReader) -> Response:
+    """The status line and headers of a response (the body is left on ``reader``)."""
+    line = await _read_line(reader)
+    if not line:
+        msg = "upstream closed the connection before answering"
+        raise IncompleteBodyError(msg)
+    parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        msg = "malformed status line"
+        raise HttpProtocolError(msg)
+    headers = await _read_headers(reader)
+    return Response(int(parts[1]), parts[2] if len(parts) > 2 else "", headers)
+
+
 def _head(status: int, headers: Iterable[tuple[str, str]], reason: str | None = None) -> bytes:
     lines = [f"HTTP/1.1 {status} {reason or REASONS.get(status, 'Status')}"]
     lines += [f"{name}: {value}" for name, value in headers]
@@ -264,6 +283,20 @@ async def send_full(
         fields.append(("connection", "close"))
     writer.write(_head(status, fields, reason) + body)
     await writer.drain()
+
+
+async def send_error(
+    writer: asyncio.StreamWriter,
+    status: int,
+    *,
+    kind: str,
+    code: str,
+    message: str,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """An error in the Responses API's shape: ``{"error": {"type", "code", "message"}}``."""
+    body = canonical_json({"error": {"type": kind, "code": code, "message": message}})
+    await send_full(writer, status, body.encode(), headers)
 
 
 class ChunkedSender:
@@ -311,135 +344,3 @@ async def watch_for_close(reader: asyncio.StreamReader) -> None:
     with contextlib.suppress(ConnectionError, OSError):
         while await reader.read(1):
             pass
-
-
-@attrs.frozen
-class Upstream:
-    """Where a relay sends requests: scheme, host, port and base path."""
-
-    scheme: str
-    host: str
-    port: int
-    base_path: str
-
-    @classmethod
-    def parse(cls, url: str) -> Upstream:
-        """``http://host:port/base`` (https also works; nothing else)."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            msg = f"upstream must be an http(s) URL with a host, got {url!r}"
-            raise ValueError(msg)
-        if parts.query or parts.fragment or parts.username or parts.password:
-            msg = "upstream URL must not carry a query, fragment or credentials"
-            raise ValueError(msg)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
-
-    @property
-    def authority(self) -> str:
-        """``host:port`` as sent in the Host header."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default = 443 if self.scheme == "https" else 80
-        return host if self.port == default else f"{host}:{self.port}"
-
-    def __str__(self) -> str:
-        return f"{self.scheme}://{self.authority}{self.base_path}"
-
-
-@attrs.define
-class UpstreamExchange:
-    """An open upstream request: the response head and a reader for its body."""
-
-    response: Response
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-
-    def body(self) -> AsyncIterator[bytes]:
-        """The response body as it arrives."""
-        return iter_body(self.reader, self.response.headers)
-
-    async def close(self) -> None:
-        """Drop the connection (one connection per upstream request)."""
-        await close_writer(self.writer, abort=True)
-
-
-async def open_exchange(
-    upstream: Upstream,
-    method: str,
-    path: str,
-    headers: Iterable[tuple[str, str]],
-    body: bytes,
-    *,
-    connect_timeout: float,
-    head_timeout: float,
-) -> UpstreamExchange:
-    """Send one request on a new connection and read the response head."""
-    context = ssl.create_default_context() if upstream.scheme == "https" else None
-    reader, writer = await asyncio.wait_for(
-        asyncio.open_connection(
-            upstream.host, upstream.port, ssl=context, limit=MAX_LINE, happy_eyeballs_delay=None
-        ),
-        connect_timeout,
-    )
-    try:
-        fields = [
-            ("host", upstream.authority),
-            *headers,
-            ("content-length", str(len(body))),
-            ("connection", "close"),
-        ]
-        writer.write(
-            (
-                f"{method} {path} HTTP/1.1\r\n"
-                + "".join(f"{name}: {value}\r\n" for name, value in fields)
-                + "\r\n"
-            ).encode("latin-1")
-            + body
-        )
-        await writer.drain()
-        response = await asyncio.wait_for(_read_response_head(reader), head_timeout)
-    except BaseException:
-        await close_writer(writer, abort=True)
-        raise
-    return UpstreamExchange(response, reader, writer)
-
-
-async def _read_response_head(reader: asyncio.StreamReader) -> Response:
-    line = await _read_line(reader)
-    if not line:
-        msg = "upstream closed the connection before answering"
-        raise IncompleteBodyError(msg)
-    parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-        msg = "malformed status line"
-        raise HttpProtocolError(msg)
-    headers = await _read_headers(reader)
-    return Response(int(parts[1]), parts[2] if len(parts) > 2 else "", headers)
-
-
-def parse_listen(address: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[v6]:PORT`` too) to a host and a port."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        msg = f"--listen wants HOST:PORT, got {address!r}"
-        raise ValueError(msg)
-    return host.strip("[]"), int(port)
-
-
-def run_until_signal(main_coroutine: Coroutine[Any, Any, None], name: str) -> int:
-    """Run a server coroutine until SIGTERM or SIGINT; 1 when it cannot listen."""
-
-    async def runner() -> None:
-        task = asyncio.ensure_future(main_coroutine)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    try:
-        asyncio.run(runner())
-    except OSError as exc:
-        sys.stderr.write(f"{name}: cannot listen: {exc}\n")
-        return 1
-    return 0

@@ -1,27 +1,38 @@
-"""What the reference router reads from a relayed response stream.
+"""What the reference router observes of an exchange, and how it becomes capture records.
 
-The router feeds every SSE event it relays into :class:`StreamFacts` and hands
-the result to the capture writer (:mod:`hpbench.capture.writer`), which keeps
-only sizes, counts, tool shapes and usage. The output items held here live only
-as long as one attempt and are never written anywhere.
+The router feeds every SSE event it relays into :class:`StreamFacts`, keeps
+what each upstream attempt and the client's side showed in :class:`AttemptSeen`
+and :class:`ExchangeSeen`, and hands them to the capture writer
+(:mod:`hpbench.capture.writer`) through :func:`begin_exchange`,
+:func:`record_attempt` and :func:`finish_exchange`. The writer keeps only sizes,
+counts, tool shapes and usage; the output items held here live only as long as
+one attempt and are never written anywhere.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import attrs
+import structlog
 
 from hpbench._jsonio import canonical_json
+from hpbench.capture import (
+    AttemptOutcome,
+    CaptureWriter,
+    ExchangeCapture,
+    ExchangeOutcome,
+    read_usage,
+    thread_from_headers,
+    tool_shapes,
+)
+from hpbench.reference._http import TURN_STATE_HEADER, Request
+from hpbench.reference._usage import tokens_for
 
-BYTES_PER_TOKEN = 4
+log = structlog.get_logger("hpbench.reference.router")
 
-
-def estimate_tokens(size: int) -> int:
-    """The router's own token estimate for ``size`` bytes (a quarter, rounded up)."""
-    return math.ceil(size / BYTES_PER_TOKEN)
+THREAD_HEADERS = ("thread-id", "session-id", "x-openai-subagent")
 
 
 @attrs.define
@@ -77,3 +88,113 @@ def body_model(body: bytes) -> str | None:
         return None
     model = value.get("model")
     return model if isinstance(model, str) else None
+
+
+@attrs.define
+class AttemptSeen:
+    """What one upstream attempt showed, until it is written as a provider record."""
+
+    http_status: int | None = None
+    outcome: AttemptOutcome = AttemptOutcome.CONNECT_ERROR
+    turn_state_returned: bool = False
+    header_model: str | None = None
+    provider_request_id: str | None = None
+    stream: StreamFacts = attrs.field(factory=StreamFacts)
+    stream_bytes: int = 0
+    delivered: bool = False
+    complete: bool = True
+    is_stream: bool = False
+
+    def settle(self, *, broken: bool) -> None:
+        """Set the outcome once the attempt's response has been relayed (or broke)."""
+        status = self.http_status or 0
+        facts = self.stream
+        if status >= 300 or status < 200:
+            self.outcome = AttemptOutcome.HTTP_ERROR
+        elif facts.terminal is not None:
+            self.outcome = AttemptOutcome(facts.terminal)
+        elif facts.error_event or broken or self.is_stream:
+            self.outcome = AttemptOutcome.STREAM_ERROR
+        else:
+            self.outcome = AttemptOutcome.COMPLETED
+
+
+@attrs.define
+class ExchangeSeen:
+    """The client's side of an exchange, until it is written as an exchange record."""
+
+    outcome: ExchangeOutcome = ExchangeOutcome.FAILED
+    client_status: int | None = None
+    client_stream_bytes: int = 0
+    delivered: AttemptSeen | None = None
+
+
+def begin_exchange(capture: CaptureWriter, request: Request) -> ExchangeCapture | None:
+    """Open the exchange's capture; None (and a skipped request counted) without a thread."""
+    headers = request.headers
+    thread_headers = {
+        name: value for name in THREAD_HEADERS if (value := headers.get(name)) is not None
+    }
+    try:
+        thread = thread_from_headers(thread_headers)
+    except ValueError:
+        capture.note_skipped_request()
+        log.warning("request names no thread; relayed without capture")
+        return None
+    size = len(request.body)
+    return capture.begin(
+        thread=thread,
+        requested_model=body_model(request.body),
+        request_bytes=size,
+        request_tokens=tokens_for(size),
+        turn_state_sent=headers.get(TURN_STATE_HEADER) is not None,
+    )
+
+
+def record_attempt(capture: ExchangeCapture | None, request: Request, attempt: AttemptSeen) -> None:
+    """Write one upstream attempt as a provider record of the exchange."""
+    if capture is None:
+        return
+    facts = attempt.stream
+    size = len(request.body)
+    capture.attempt(
+        request_model=body_model(request.body),
+        request_bytes=size,
+        request_tokens=tokens_for(size),
+        http_status=attempt.http_status,
+        outcome=attempt.outcome,
+        usage=read_usage(facts.response),
+        response_model=facts.response_model,
+        header_model=attempt.header_model,
+        provider_request_id=attempt.provider_request_id,
+        emitted_tools=tool_shapes(facts.output_items),
+        output_bytes=facts.output_bytes(),
+        output_text_bytes=facts.output_text_bytes(),
+        stream_bytes=attempt.stream_bytes,
+        delivered=attempt.delivered,
+        turn_state_forwarded=request.headers.get(TURN_STATE_HEADER) is not None,
+        turn_state_returned=attempt.turn_state_returned,
+        complete=attempt.complete,
+    )
+
+
+def finish_exchange(capture: ExchangeCapture | None, exchange: ExchangeSeen) -> None:
+    """Write the exchange record: what the client was given."""
+    if capture is None:
+        return
+    delivered = exchange.delivered
+    facts = delivered.stream if delivered is not None else StreamFacts()
+    output_bytes = facts.output_bytes()
+    text_bytes = facts.output_text_bytes()
+    capture.finish(
+        outcome=exchange.outcome,
+        client_status=exchange.client_status,
+        client_output_bytes=output_bytes,
+        client_output_text_bytes=text_bytes,
+        client_stream_bytes=exchange.client_stream_bytes,
+        delivered_tools=tool_shapes(facts.output_items),
+        client_output_tokens=tokens_for(output_bytes),
+        provider_output_tokens=tokens_for(output_bytes),
+        client_output_text_tokens=tokens_for(text_bytes),
+        provider_output_text_tokens=tokens_for(text_bytes),
+    )

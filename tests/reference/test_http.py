@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from hpbench.reference import _http
+from hpbench.reference import _http, _server, _upstream
 from hpbench.reference._sse import EventDecoder, encode_event
 
 
@@ -117,24 +117,24 @@ class TestAddresses:
     )
     def test_listen(self, text: str, expected: tuple[str, int]):
         """HOST:PORT, IPv6 in brackets."""
-        assert expected == _http.parse_listen(text)
+        assert expected == _server.parse_listen(text)
 
     @pytest.mark.parametrize("text", ["8080", "host:", ":80", "host:http"])
     def test_listen_refused(self, text: str):
         """Anything else is refused."""
         with pytest.raises(ValueError, match="HOST:PORT"):
-            _http.parse_listen(text)
+            _server.parse_listen(text)
 
     def test_upstream(self):
         """The base path is kept without a trailing slash; default ports apply."""
-        upstream = _http.Upstream.parse("http://provider:8080/control/v1/")
+        upstream = _upstream.Upstream.parse("http://provider:8080/control/v1/")
         assert ("provider", 8080, "/control/v1") == (
             upstream.host,
             upstream.port,
             upstream.base_path,
         )
         assert "provider:8080" == upstream.authority
-        assert 443 == _http.Upstream.parse("https://p/v1").port
+        assert 443 == _upstream.Upstream.parse("https://p/v1").port
 
     @pytest.mark.parametrize(
         "url", ["ftp://p/v1", "http:///v1", "http://u:p@p/v1", "http://p/v1?x=1"]
@@ -142,7 +142,7 @@ class TestAddresses:
     def test_upstream_refused(self, url: str):
         """Only plain http(s) URLs without credentials, queries or fragments."""
         with pytest.raises(ValueError, match="upstream"):
-            _http.Upstream.parse(url)
+            _upstream.Upstream.parse(url)
 
 
 class TestEvents:

@@ -14,16 +14,11 @@ from typing import Any
 import attrs
 import pytest
 
+from hpbench.reference._history import reported_exit_code, responses_in_history, user_messages
+from hpbench.reference._scripted import turn_state_status
 from hpbench.reference._sse import EventDecoder
+from hpbench.reference._usage import PrefixCache, tokens_for
 from hpbench.reference.harness import Running, read_jsonl, running_provider
-from hpbench.reference.provider import (
-    PrefixCache,
-    reported_exit_code,
-    responses_in_history,
-    tokens_for,
-    turn_state_status,
-    user_messages,
-)
 
 CONVERSATION_TEXT = "conversation-text-that-must-not-be-recorded"
 BEARER_VALUE = "Bearer sk-secret-value-that-must-not-be-recorded"

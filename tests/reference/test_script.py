@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hpbench.errors import ContractError
-from hpbench.reference.provider import render_step
+from hpbench.reference._render import render_step
 from hpbench.reference.script import FaultKind, ItemType, load_script, parse_script
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,96 @@
+"""What a request's ``input`` history says: which step and turn it is, what commands reported.
+
+The provider keeps no conversation of its own: the step it answers is counted
+from the model responses already in ``input``, the turn from the user messages,
+and a previous step's ``expect_exit_code`` is checked against the exit code
+Codex reported back for that step's command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hpbench.reference.script import ItemType, Script
+
+MODEL_OUTPUT_TYPES = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "web_search_call", "local_shell_call"}
+)
+
+
+def _is_model_output(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if kind in MODEL_OUTPUT_TYPES:
+        return True
+    return kind == "message" and item.get("role") == "assistant"
+
+
+def responses_in_history(items: Sequence[Any]) -> int:
+    """How many model responses ``input`` carries: maximal runs of model-output items."""
+    runs = 0
+    previous = False
+    for item in items:
+        current = _is_model_output(item)
+        if current and not previous:
+            runs += 1
+        previous = current
+    return runs
+
+
+def user_messages(items: Sequence[Any]) -> int:
+    """The number of user messages: grows by at least one with every new turn."""
+    return sum(
+        1
+        for item in items
+        if isinstance(item, dict) and item.get("type", "message") == "message"
+        if item.get("role") == "user"
+    )
+
+
+_EXIT_CODE = re.compile(r"^Process exited with code (-?[0-9]+)$", re.MULTILINE)
+
+
+def reported_exit_code(items: Sequence[Any], call_id: str) -> int | None:
+    """The exit code Codex reported for ``call_id``'s command, or None when it reported none.
+
+    Codex sends a finished ``exec_command`` back as ``function_call_output`` whose text
+    holds "Process exited with code N"; a command still running (past its yield time)
+    has no such line. The output may be a string or a list of ``input_text`` parts.
+    """
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "function_call_output":
+            continue
+        if item.get("call_id") != call_id:
+            continue
+        output = item.get("output")
+        if isinstance(output, list):
+            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+        if not isinstance(output, str):
+            return None
+        match = _EXIT_CODE.search(output)
+        return int(match[1]) if match else None
+    return None
+
+
+def unmet_expectation(
+    script: Script, step_index: int, items: Sequence[Any]
+) -> dict[str, Any] | None:
+    """The previous step's ``expect_exit_code`` that the request's history does not meet.
+
+    A replay script asserts this way that a command it relies on (the demo's
+    ``go test``) really ran and passed; a command that exits 127 because its tool
+    is missing then ends the attempt instead of being passed over.
+    """
+    if step_index == 0 or step_index > len(script.steps):
+        return None
+    previous = step_index - 1
+    for position, item in enumerate(script.steps[previous].output):
+        if item.type is not ItemType.EXEC_COMMAND or item.expect_exit_code is None:
+            continue
+        got = reported_exit_code(items, f"call_{previous}_{position}")
+        if got != item.expect_exit_code:
+            return {"step": previous, "expected": item.expect_exit_code, "got": got}
+    return None

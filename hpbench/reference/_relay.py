@@ -1,0 +1,273 @@
+"""The reference router's relay: one Responses request, its upstream attempts, its answer.
+
+:class:`Router` answers the router's three endpoints. A Responses request is
+sent upstream unchanged, retried on a connection failure or a 502/503/504 that
+arrived before anything was relayed, and the chosen response is relayed to the
+client byte for byte while a watcher notices the client leaving. What each
+attempt and the client's side showed is written to the capture by
+:mod:`hpbench.reference._observe`. The guarantees are listed in
+:mod:`hpbench.reference.router`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import structlog
+
+from hpbench._jsonio import canonical_json
+from hpbench.capture import AttemptOutcome, CaptureErrorCategory, CaptureWriter, ExchangeOutcome
+from hpbench.reference import _http
+from hpbench.reference._observe import (
+    AttemptSeen,
+    ExchangeSeen,
+    begin_exchange,
+    finish_exchange,
+    record_attempt,
+)
+from hpbench.reference._sse import EventDecoder
+from hpbench.reference._upstream import Upstream, UpstreamExchange, open_exchange
+
+log = structlog.get_logger("hpbench.reference.router")
+
+RETRYABLE_STATUSES = frozenset({502, 503, 504})
+MAX_RETRY_AFTER = 5.0
+BACKOFF_BASE = 0.25
+# What a failed upstream connection or a broken upstream stream raises.
+_UPSTREAM_FAILURES = (OSError, TimeoutError, _http.IncompleteBodyError, _http.HttpProtocolError)
+
+
+class _ClientGoneError(Exception):
+    """The client closed its connection while the router was answering."""
+
+
+class Router:
+    """Relays Responses requests to one upstream and captures each exchange."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        capture: CaptureWriter,
+        *,
+        retries: int = 1,
+        connect_timeout: float = 10.0,
+        head_timeout: float = 300.0,
+        idle_timeout: float = 300.0,
+    ) -> None:
+        self.upstream = upstream
+        self.capture = capture
+        self.retries = retries
+        self.connect_timeout = connect_timeout
+        self.head_timeout = head_timeout
+        self.idle_timeout = idle_timeout
+
+    async def handle(
+        self, request: _http.Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Answer one request; return whether the connection may be reused."""
+        path = request.path
+        if request.method == "GET" and path == "/api/metrics":
+            body = canonical_json(self.capture.snapshot_json()).encode()
+            await _http.send_full(writer, 200, body)
+            return True
+        if request.method == "GET" and path == "/healthz":
+            await _http.send_full(writer, 200, b'{"ok":true}')
+            return True
+        if path.rstrip("/").endswith("/responses"):
+            if request.method != "POST":
+                await _json_error(writer, 405, "method_not_allowed", "POST only")
+                return True
+            return await self.relay(request, reader, writer)
+        await _json_error(writer, 404, "not_found", "this router serves /v1/responses")
+        return True
+
+    async def relay(
+        self, request: _http.Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Relay one Responses request: attempts upstream, then the chosen response back."""
+        capture = begin_exchange(self.capture, request)
+        exchange = ExchangeSeen()
+        attempts = 0
+        reusable = False
+        try:
+            for number in range(self.retries + 1):
+                attempts += 1
+                attempt = AttemptSeen()
+                try:
+                    done, reusable = await self._attempt(
+                        attempt, number, request, exchange=exchange, reader=reader, writer=writer
+                    )
+                finally:
+                    record_attempt(capture, request, attempt)
+                if done:
+                    break
+        except (ConnectionError, OSError):
+            exchange.outcome = ExchangeOutcome.CLIENT_DISCONNECTED
+            raise
+        except Exception:
+            # A router fault, not a provider or client one: the capture must say so.
+            if capture is not None:
+                self.capture.record_error(CaptureErrorCategory.INTERNAL, exchange=capture.exchange)
+            raise
+        finally:
+            finish_exchange(capture, exchange)
+            log.info(
+                "exchange",
+                exchange=None if capture is None else capture.exchange,
+                attempts=attempts,
+                outcome=exchange.outcome.value,
+                status=exchange.client_status,
+                turn_state_sent=request.headers.get(_http.TURN_STATE_HEADER) is not None,
+            )
+        return reusable and request.keep_alive
+
+    async def _attempt(
+        self,
+        attempt: AttemptSeen,
+        number: int,
+        request: _http.Request,
+        *,
+        exchange: ExchangeSeen,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> tuple[bool, bool]:
+        """One upstream attempt; returns (exchange finished, connection reusable)."""
+        last = number == self.retries
+        try:
+            upstream = await open_exchange(
+                self.upstream,
+                "POST",
+                f"{self.upstream.base_path}/responses",
+                request.headers.end_to_end(),
+                request.body,
+                connect_timeout=self.connect_timeout,
+                head_timeout=self.head_timeout,
+            )
+        except _UPSTREAM_FAILURES:
+            attempt.outcome = AttemptOutcome.CONNECT_ERROR
+            if not last:
+                await asyncio.sleep(BACKOFF_BASE * 2**number)
+                return False, False
+            await _json_error(writer, 502, "upstream_unreachable", "upstream unreachable")
+            exchange.client_status = 502
+            return True, True
+        response = upstream.response
+        attempt.http_status = response.status
+        attempt.turn_state_returned = response.headers.get(_http.TURN_STATE_HEADER) is not None
+        attempt.header_model = response.headers.get("openai-model")
+        attempt.provider_request_id = response.headers.get("x-request-id")
+        if response.status in RETRYABLE_STATUSES and not last:
+            await self._discard(upstream, attempt)
+            await asyncio.sleep(_retry_delay(response.headers, number))
+            return False, False
+        attempt.delivered = True
+        exchange.delivered = attempt
+        return True, await self._deliver(upstream, attempt, exchange, reader, writer)
+
+    async def _discard(self, upstream: UpstreamExchange, attempt: AttemptSeen) -> None:
+        attempt.outcome = AttemptOutcome.HTTP_ERROR
+        try:
+            async with asyncio.timeout(self.idle_timeout):
+                async for data in upstream.body():
+                    attempt.stream_bytes += len(data)
+        except _UPSTREAM_FAILURES:
+            pass
+        finally:
+            await upstream.close()
+
+    async def _deliver(
+        self,
+        upstream: UpstreamExchange,
+        attempt: AttemptSeen,
+        exchange: ExchangeSeen,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        """Relay the upstream response to the client; return whether the client can go on."""
+        response = upstream.response
+        is_stream = "text/event-stream" in (response.headers.get("content-type") or "").lower()
+        attempt.is_stream = is_stream
+        decoder = EventDecoder()
+        sender = _http.ChunkedSender(writer)
+        watcher = asyncio.ensure_future(_http.watch_for_close(reader))
+        broken = False
+        terminal_sent = False
+        try:
+            await _guard(
+                watcher, _to_client(sender.start(response.status, response.headers.end_to_end()))
+            )
+            exchange.client_status = response.status
+            chunks = upstream.body().__aiter__()
+            while True:
+                try:
+                    data = await _guard(watcher, asyncio.wait_for(anext(chunks), self.idle_timeout))
+                except StopAsyncIteration:
+                    break
+                attempt.stream_bytes += len(data)
+                if is_stream:
+                    for event in decoder.feed(data):
+                        attempt.stream.add(event)
+                await _guard(watcher, _to_client(sender.send(data)))
+                exchange.client_stream_bytes += len(data)
+                terminal_sent = attempt.stream.terminal is not None
+            await _guard(watcher, _to_client(sender.finish()))
+        except _ClientGoneError:
+            # Codex closes the connection as soon as it has the terminal event; only a
+            # client that leaves before that event has disconnected from the exchange.
+            broken = True
+            if not terminal_sent:
+                exchange.outcome = ExchangeOutcome.CLIENT_DISCONNECTED
+        except _UPSTREAM_FAILURES:
+            # The upstream stream broke: break the client's stream the same way.
+            exchange.outcome = ExchangeOutcome.FAILED
+            broken = True
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            await upstream.close()
+            if broken:
+                await _http.close_writer(writer, abort=True)
+        if decoder.malformed:
+            attempt.complete = False
+        attempt.settle(broken=broken and not terminal_sent)
+        if not broken or terminal_sent:
+            completed = response.status < 400 and attempt.outcome is AttemptOutcome.COMPLETED
+            exchange.outcome = ExchangeOutcome.COMPLETED if completed else ExchangeOutcome.FAILED
+        return not broken
+
+
+async def _guard(watcher: asyncio.Future[None], operation: Any) -> Any:
+    """Run ``operation`` unless the client leaves first (then raise :class:`_ClientGoneError`)."""
+    task = asyncio.ensure_future(operation)
+    done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    raise _ClientGoneError
+
+
+async def _to_client(operation: Any) -> None:
+    """A write to the client; a broken client connection means the client left."""
+    try:
+        await operation
+    except (ConnectionError, OSError) as exc:
+        raise _ClientGoneError from exc
+
+
+def _retry_delay(headers: _http.Headers, number: int) -> float:
+    value = headers.get("retry-after")
+    if value is not None:
+        try:
+            return max(0.0, min(float(value), MAX_RETRY_AFTER))
+        except ValueError:
+            pass
+    return float(BACKOFF_BASE * 2**number)
+
+
+async def _json_error(writer: asyncio.StreamWriter, status: int, code: str, message: str) -> None:
+    await _http.send_error(writer, status, kind="router_error", code=code, message=message)

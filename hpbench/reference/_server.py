@@ -1,0 +1,108 @@
+"""Listening, the per-connection request loop and the shared command-line pieces.
+
+The provider and the router are both one asyncio listener that reads requests
+off each connection and hands them to a handler until either side ends the
+connection. That loop, the ``--listen``/``--log-level`` options and running
+until SIGTERM are written once here; each program supplies only its handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import structlog
+
+from hpbench.reference._http import (
+    MAX_LINE,
+    HttpProtocolError,
+    IncompleteBodyError,
+    Request,
+    close_writer,
+    read_request,
+)
+
+Handler = Callable[[Request, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[bool]]
+"""Answers one request; returns whether the connection may carry another."""
+
+
+def add_listener_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--listen HOST:PORT`` (required) and ``--log-level``."""
+    parser.add_argument("--listen", required=True, metavar="HOST:PORT")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+
+
+def parse_listen(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) to a host and a port."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        msg = f"--listen wants HOST:PORT, got {address!r}"
+        raise ValueError(msg)
+    return host.strip("[]"), int(port)
+
+
+async def serve_connection(
+    handle: Handler,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    log: structlog.stdlib.BoundLogger,
+) -> None:
+    """Serve requests on one client connection until either side ends it."""
+    try:
+        while True:
+            request = await read_request(reader)
+            if request is None:
+                break
+            if not await handle(request, reader, writer):
+                break
+    except (HttpProtocolError, IncompleteBodyError) as exc:
+        log.warning("bad client request", error=str(exc))
+    except (ConnectionError, OSError):
+        pass
+    except Exception:
+        log.exception("internal error; connection closed")
+    finally:
+        if not writer.is_closing():
+            await close_writer(writer)
+
+
+async def serve(
+    handle: Handler,
+    host: str,
+    port: int,
+    *,
+    log: structlog.stdlib.BoundLogger,
+    **describe: Any,
+) -> None:
+    """Listen until cancelled; ``describe`` goes into the ``listening`` log line."""
+    server = await asyncio.start_server(
+        lambda r, w: serve_connection(handle, r, w, log), host, port, limit=MAX_LINE
+    )
+    bound = ", ".join(str(sock.getsockname()) for sock in server.sockets)
+    log.info("listening", address=bound, **describe)
+    async with server:
+        await server.serve_forever()
+
+
+def run_until_signal(main_coroutine: Coroutine[Any, Any, None], name: str) -> int:
+    """Run a server coroutine until SIGTERM or SIGINT; 1 when it cannot listen."""
+
+    async def runner() -> None:
+        task = asyncio.ensure_future(main_coroutine)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(runner())
+    except OSError as exc:
+        sys.stderr.write(f"{name}: cannot listen: {exc}\n")
+        return 1
+    return 0

@@ -1,13 +1,15 @@
-"""``hpbench topology verify``: prove a running Compose project is isolated, structurally."""
+"""``hpbench topology verify`` and ``proofs``: a running Compose project's isolation proofs."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
-from hpbench.topology import verify_project
+from hpbench.topology import inspect_project, verify_project
+from hpbench.topology.proofs import AttachmentsError, parse_attachments, plan_proofs
 
 
 def register(commands: Any) -> None:
@@ -28,6 +30,31 @@ def register(commands: Any) -> None:
     verify.add_argument("--project", required=True, help="the Compose project name")
     add_json_flag(verify)
     verify.set_defaults(handler=verify_command)
+    proofs = sub.add_parser(
+        "proofs",
+        help="write every isolation proof a running project owes (bench-isolation runs them)",
+        description=(
+            "Inspects the project once and writes into --out: structure.verdicts (the "
+            "structural rules judged, as verdict lines), host.probes (the host listener's "
+            "own reachability) and <service>.probes for each agent (and each router when "
+            "the scripted provider runs), one tab-separated probe or check per line for "
+            "in-container/proofs. Exit 0 once written, whatever the verdicts say."
+        ),
+    )
+    proofs.add_argument("--project", required=True, help="the Compose project name")
+    proofs.add_argument(
+        "--attachments",
+        type=Path,
+        required=True,
+        help="the output of `bench-firewall attachments PROJECT`",
+    )
+    proofs.add_argument(
+        "--host-port",
+        type=int,
+        help="the port of bench-isolation's host listener (omitted: it did not start)",
+    )
+    proofs.add_argument("--out", type=Path, required=True, help="the directory to write")
+    proofs.set_defaults(handler=proofs_command)
 
 
 def verify_command(args: argparse.Namespace) -> int:
@@ -52,3 +79,15 @@ def verify_command(args: argparse.Namespace) -> int:
             f"topology {args.project}: structurally isolated", markup=False, highlight=False
         )
     return EXIT_FINDINGS if findings else EXIT_OK
+
+
+def proofs_command(args: argparse.Namespace) -> int:
+    """Write the proof plan; a bad attachments file or engine error exits 1 (main)."""
+    try:
+        text = args.attachments.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AttachmentsError(f"cannot read {args.attachments}: {exc}") from exc
+    attachments = parse_attachments(text)
+    plan = plan_proofs(inspect_project(args.project), attachments, args.host_port)
+    plan.write(args.out)
+    return EXIT_OK

@@ -13,6 +13,7 @@ class ContainerView:
     ``<project>_control``); a network outside the project keeps its full
     name. ``listeners`` is the number of listening TCP sockets seen in the
     container's ``/proc/net/tcp*``, or None when it was not read.
+    ``addresses`` are its IPv4 and global IPv6 addresses on every network.
     """
 
     service: str
@@ -25,6 +26,7 @@ class ContainerView:
     privileged: bool
     command: tuple[str, ...]
     listeners: int | None = None
+    addresses: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -42,6 +42,13 @@ def _mounts(container: Container) -> tuple[str, ...]:
     )
 
 
+def _addresses(container: Container) -> tuple[str, ...]:
+    found: list[str] = []
+    for network in (container.network_settings.networks or {}).values():
+        found.extend(a for a in (network.ip_address, network.global_ipv6_address) if a)
+    return tuple(found)
+
+
 def count_listeners(proc_net: str) -> int:
     """Listening TCP sockets in ``/proc/net/tcp`` and ``/proc/net/tcp6`` text.
 
@@ -109,6 +116,7 @@ def inspect_project(project: str, client: DockerClient | None = None) -> Topolog
                     listeners=(
                         _listeners(client, c) if running and service in ROUTER_NETWORKS else None
                     ),
+                    addresses=_addresses(c),
                 )
             )
         networks = []

@@ -360,14 +360,14 @@ class TestErrorsNameThePath:
 
         plain_edit(work)
         (work / "README.md").write_bytes((base / "README.md").read_bytes())
-        monkeypatch.setattr("hpbench.changes.os.open", refusing_open)
+        monkeypatch.setattr("hpbench.changes.tree.os.open", refusing_open)
         with pytest.raises(ContractError) as caught:
             compare(base, work)
         assert f"{base}/README.md" in str(caught.value)
         assert "changes.unreadable" == caught.value.findings[0].code
 
     def test_too_deep(self, base: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr("hpbench.changes.MAX_DEPTH", 3)
+        monkeypatch.setattr("hpbench.changes.tree.MAX_DEPTH", 3)
         (work / "a" / "b" / "c" / "d").mkdir(parents=True)
         with pytest.raises(ContractError) as caught:
             compare(base, work)

@@ -75,8 +75,8 @@ service_container() {
   printf '%s\n' "${id}"
 }
 
-# The in-container probe and proof script (benchmarks/libexec/in-container/proofs),
-# for `docker exec ID bash -c "$(proofs_script)" proofs PORT MODE ...`.
+# The in-container HTTP client, probes and proofs (benchmarks/libexec/in-container/proofs),
+# for `docker exec ID bash -c "$(proofs_script)" proofs PORT run|get|wait ...`.
 proofs_script() {
   cat "${BENCH_ROOT}/benchmarks/libexec/in-container/proofs"
 }
@@ -157,28 +157,16 @@ release_mounts() {
 
 # --- Router evidence ---
 
-# GET /api/metrics inside a router with bash's /dev/tcp: the body (content-length
-# bytes, or up to the close) on stdout, or the status line on stderr and status 1.
-# shellcheck disable=SC2016  # expanded inside the router, not here
-METRICS_SCRIPT='exec 3<>/dev/tcp/127.0.0.1/8080
-printf "GET /api/metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" >&3
-cr="$(printf "\r")" length=""
-IFS= read -r status <&3
-[[ "${status}" == "HTTP/1."*" 200"* ]] || { printf "%s\n" "${status:-no answer}" >&2; exit 1; }
-shopt -s nocasematch
-while IFS= read -r line <&3 && line="${line%"${cr}"}" && [[ -n "${line}" ]]; do
-  if [[ "${line}" == content-length:* ]]; then length="${line#*:}" length="${length// /}"; fi
-done
-if [[ -n "${length}" ]]; then head -c "${length}" <&3; else cat <&3; fi'
-
 # A router's evidence into OUT: its /api/metrics snapshot (metrics.json, or the status
 # line in metrics.stderr) and its capture directory; OUT/collected marks the attempt.
 # Status 1 when either could not be had (what could is kept).
 collect_router() {
   local id="$1" out="$2" status=0
   mkdir -p "${out}"
-  timeout 20 docker exec "${id}" bash -c "${METRICS_SCRIPT}" </dev/null \
-    >"${out}/metrics.json" 2>"${out}/metrics.stderr" || status=1
+  # The body of GET /api/metrics (in-container/proofs get, the one HTTP client), or
+  # the status line in metrics.stderr.
+  timeout 20 docker exec "${id}" bash -c "$(proofs_script)" proofs 8080 get 127.0.0.1 /api/metrics \
+    </dev/null >"${out}/metrics.json" 2>"${out}/metrics.stderr" || status=1
   rm -rf "${out}/capture"
   docker cp "${id}:/capture" "${out}/capture" >/dev/null 2>&1 || status=1
   : >"${out}/collected"

@@ -1,4 +1,9 @@
-"""What a command-specific interpreter gets and gives back."""
+"""What a command-specific interpreter gets and gives back.
+
+:func:`path_operands` is the common answer of an interpreter whose tool reads
+or searches paths: the path positionals it was given, or, with none, what the
+tool falls back to (its redirected stdin, or the directory it runs in).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ import attrs
 
 from hpbench.commands.categories import Category
 from hpbench.commands.operands import NO_OPERANDS, Operands, resolve
+from hpbench.commands.options import ParsedArgs
 from hpbench.commands.words import Word
 
 _DEVICES = ("/dev/",)
+_HERE = Word(".", literal=True)
 
 
 @attrs.frozen
@@ -64,3 +71,30 @@ class Interpretation:
 
 
 Interpreter = Callable[[Context], Interpretation]
+
+
+def path_operands(
+    ctx: Context,
+    category: Category,
+    args: ParsedArgs,
+    *,
+    leading: int = 0,
+    pattern_options: tuple[str, ...] = (),
+    searches_cwd: bool = False,
+    globs: tuple[str, ...] = (),
+) -> Interpretation:
+    """Paths are the positionals after ``leading`` pattern/script positionals.
+
+    With no path operand the tool reads its stdin (a redirected file, if any)
+    or, when ``searches_cwd`` and stdin is not a pipe, searches the directory it runs in.
+    """
+    positionals = list(args.positionals)
+    if leading and not args.has(*pattern_options):
+        positionals = positionals[leading:]
+    paths = [word for word in positionals if word.text != "-"]
+    if not paths:
+        if ctx.stdin_file is not None:
+            paths = [ctx.stdin_file]
+        elif searches_cwd and not ctx.stdin_is_pipe:
+            paths = [_HERE]
+    return Interpretation(category, ctx.resolve_all(paths, globs))

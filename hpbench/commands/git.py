@@ -13,10 +13,9 @@ import posixpath
 import re
 
 from hpbench.commands.categories import Category
-from hpbench.commands.context import Context, Interpretation
+from hpbench.commands.context import Context, Interpretation, path_operands
 from hpbench.commands.operands import Operands
 from hpbench.commands.options import OptionSpec, ParsedArgs, parse_args
-from hpbench.commands.tools import _operands
 from hpbench.commands.words import Word
 
 _REVISION = re.compile(
@@ -167,7 +166,7 @@ def _grep(ctx: Context, sub_args: tuple[Word, ...]) -> Interpretation:
     first = 0 if args.has("-e", "--regexp", "-f") else 1
     _, operands = _split_revisions(ctx, args, first=first)
     if not operands.paths and not operands.ambiguous:
-        return _operands(
+        return path_operands(
             ctx, Category.SEARCH, ParsedArgs((), frozenset(), (), 0), searches_cwd=True
         )
     return Interpretation(Category.SEARCH, operands)

@@ -32,6 +32,7 @@ SCHEMA_DIR = Path("contrib/schemas")
 REGISTRY: tuple[str, ...] = (
     "hpbench.capture.schema:RECORD_CONTRACT",
     "hpbench.capture.schema:SNAPSHOT_CONTRACT",
+    "hpbench.results.model:CONTRACT",
 )
 
 

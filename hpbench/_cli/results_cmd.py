@@ -35,11 +35,11 @@ def merge_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     rows = [
         (
-            str(a["repetition"]),
-            str(a["pair_order"]),
-            a["arm"],
-            str(a["passed"]).lower(),
-            a["failure_class"],
+            str(a.repetition),
+            str(a.pair_order),
+            a.arm,
+            str(a.passed).lower(),
+            a.failure_class.value,
         )
         for a in attempts
     ]

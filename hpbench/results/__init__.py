@@ -1,22 +1,32 @@
 """Attempt results: go test counts, the attempt object and its pass decision, the merge."""
 
 from hpbench.results.attempt import (
-    ATTEMPT_SCHEMA,
     AttemptIdentity,
-    FailureClass,
+    build_attempt,
     build_result,
     decide,
     write_result,
 )
 from hpbench.results.gotest import GoTestCounts, GoTestReport, parse_go_test_file
 from hpbench.results.merge import load_attempts, merge_results
+from hpbench.results.model import (
+    ATTEMPT_SCHEMA,
+    Attempt,
+    FailureClass,
+    attempt_from_json,
+    attempt_to_json,
+)
 
 __all__ = [
     "ATTEMPT_SCHEMA",
+    "Attempt",
     "AttemptIdentity",
     "FailureClass",
     "GoTestCounts",
     "GoTestReport",
+    "attempt_from_json",
+    "attempt_to_json",
+    "build_attempt",
     "build_result",
     "decide",
     "load_attempts",

@@ -24,7 +24,6 @@ Files read from the attempt directory (all written by the shell):
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -36,31 +35,24 @@ import attrs
 from hpbench._jsonio import write_atomic
 from hpbench.codex import summarize_file
 from hpbench.results.attribution import Culprit, attribute
+from hpbench.results.model import (
+    ATTEMPT_SCHEMA,
+    AgentLimits,
+    Attempt,
+    CodexSection,
+    Elapsed,
+    FailureAttribution,
+    FailureClass,
+    FileDigest,
+    GraderSection,
+    OracleTierName,
+    attempt_to_json,
+)
 from hpbench.results.verdict import VerdictStatus, judge, read_grading
 from hpbench.rundir import CODEX_JSONL, RESULT_JSON
 
-ATTEMPT_SCHEMA = "hpbench.attempt.v1"
 RESULT_NAME = RESULT_JSON
 TIMEOUT_STATUS = 124
-
-
-class FailureClass(enum.Enum):
-    """Why an attempt did not pass, most fundamental first."""
-
-    NONE = "none"
-    INFRASTRUCTURE = "infrastructure"
-    RESOURCE_LIMIT = "resource-limit"
-    AGENT_TIMEOUT = "agent-timeout"
-    ROUTER_FAILED = "router-failed"
-    CODEX_FAILED = "codex-failed"
-    JSONL_INVALID = "jsonl-invalid"
-    UNAUTHORIZED_PATH = "unauthorized-path"
-    GRADER_TIMEOUT = "grader-timeout"
-    GRADER_OUTPUT_UNREADABLE = "grader-output-unreadable"
-    HIDDEN_TESTS_MISSING = "hidden-tests-missing"
-    HIDDEN_TESTS_FAILED = "hidden-tests-failed"
-    HIDDEN_TESTS_SKIPPED = "hidden-tests-skipped"
-    GRADER_FAILED = "grader-failed"
 
 
 # The verdict statuses that fail an attempt, and the class each one gets.
@@ -107,18 +99,19 @@ def _read_float(path: Path) -> float | None:
         return None
 
 
-def _changed_paths(path: Path) -> list[str] | None:
+def _changed_paths(path: Path) -> tuple[str, ...] | None:
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    return sorted({name.decode("utf-8", "surrogateescape") for name in data.split(b"\0") if name})
+    names = {name.decode("utf-8", "surrogateescape") for name in data.split(b"\0") if name}
+    return tuple(sorted(names))
 
 
 LIMIT_FIELDS = ("memory_limit_bytes", "oom_kills", "pids_limit", "pids_limit_hits")
 
 
-def _agent_limits(path: Path) -> tuple[dict[str, int | None] | None, list[str]]:
+def _agent_limits(path: Path) -> tuple[AgentLimits | None, list[str]]:
     """The agent container's caps and hits from ``agent-limits.txt``, and what was wrong.
 
     A missing file is unknown (None), never "no hits". A cap of ``max`` (none) is None.
@@ -146,26 +139,26 @@ def _agent_limits(path: Path) -> tuple[dict[str, int | None] | None, list[str]]:
         problems.append(f"{path.name}: missing {', '.join(missing)}")
     if problems:
         return None, problems
-    return values, []
+    return AgentLimits(**values), []
 
 
-def limits_met(limits: dict[str, int | None] | None) -> list[str]:
+def limits_met(limits: AgentLimits | None) -> list[str]:
     """Which caps the agent's container met: a memory-hog kill, a spent process cap."""
     if limits is None:
         return []
     met = []
-    if limits["oom_kills"]:
-        met.append(f"memory cap: {limits['oom_kills']} process(es) killed out of memory")
-    if limits["pids_limit_hits"]:
-        met.append(f"process cap: {limits['pids_limit_hits']} fork(s) refused")
+    if limits.oom_kills:
+        met.append(f"memory cap: {limits.oom_kills} process(es) killed out of memory")
+    if limits.pids_limit_hits:
+        met.append(f"process cap: {limits.pids_limit_hits} fork(s) refused")
     return met
 
 
-def _file_digest(path: Path) -> dict[str, Any] | None:
+def _file_digest(path: Path) -> FileDigest | None:
     if not path.is_file():
         return None
     data = path.read_bytes()
-    return {"path": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    return FileDigest(path=path.name, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
 
 
 def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | None) -> bool:
@@ -183,7 +176,7 @@ def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | N
     return False
 
 
-def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
+def _codex_section(directory: Path, workspace_root: str) -> CodexSection:
     jsonl = directory / CODEX_JSONL
     exit_code = _read_int(directory / "codex.exit")
     timed_out = agent_timed_out(
@@ -191,31 +184,30 @@ def _codex_section(directory: Path, workspace_root: str) -> dict[str, Any]:
         _read_float(directory / "agent.seconds"),
         _read_int(directory / "agent.timeout"),
     )
-    section: dict[str, Any] = {
-        "exit_code": exit_code,
-        "timed_out": timed_out,
-        "jsonl": None,
-        "jsonl_findings": [],
-        "outcome": None,
-        "item_counts": {},
-        "terminal_error": None,
-        "final_message_present": False,
-        "usage": None,
-    }
     if not jsonl.is_file() or jsonl.stat().st_size == 0:
-        section["jsonl_findings"] = ["codex.jsonl is missing or empty"]
-        return section
+        return CodexSection(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            jsonl=None,
+            jsonl_findings=("codex.jsonl is missing or empty",),
+            outcome=None,
+            item_counts={},
+            terminal_error=None,
+            final_message_present=False,
+            usage=None,
+        )
     summary = summarize_file(jsonl, workspace_root=workspace_root)
-    section.update(
+    return CodexSection(
+        exit_code=exit_code,
+        timed_out=timed_out,
         jsonl=jsonl.name,
-        jsonl_findings=[str(finding) for finding in summary.findings],
+        jsonl_findings=tuple(str(finding) for finding in summary.findings),
         outcome=summary.outcome.value,
         item_counts=dict(sorted(summary.item_counts.items())),
         terminal_error=summary.terminal_error,
         final_message_present=summary.final_message is not None,
-        usage=attrs.asdict(summary.usage) if summary.usage is not None else None,
+        usage=summary.usage,
     )
-    return section
 
 
 def _grader_state(path: Path) -> dict[str, str] | None:
@@ -229,7 +221,7 @@ def _grader_state(path: Path) -> dict[str, str] | None:
 
 def _grader_section(
     directory: Path, required_tests: Mapping[str, Sequence[str]]
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[GraderSection, str | None]:
     """The grading as the attempt object records it, and an infrastructure error if the
     grader's container, not the agent's code, ended it."""
     grader = directory / "grader"
@@ -237,7 +229,6 @@ def _grader_section(
     state = _grader_state(grader / "grader.state")
     outcome = None if state is None else state.get("outcome")
     timed_out = outcome == "timeout" or (outcome is None and exit_code in KILL_STATUSES)
-    counts = attrs.asdict(report.counts) if report.counts is not None else None
     # A go-test grader names its tests (the manifest insists); a command grader has only
     # its exit status.
     judged = exit_code is not None and bool(required_tests)
@@ -246,32 +237,32 @@ def _grader_section(
     # Out of memory before any test ran: the container, not the tests (those report).
     if outcome == "oom-killed" and report.started == 0:
         infrastructure = "the grader container ran out of memory before any hidden test ran"
-    section = {
-        "ran": exit_code is not None,
-        "exit_code": exit_code,
-        "container_outcome": outcome,
-        "timed_out": timed_out,
-        "passed": not timed_out
+    section = GraderSection(
+        ran=exit_code is not None,
+        exit_code=exit_code,
+        container_outcome=outcome,
+        timed_out=timed_out,
+        passed=not timed_out
         and (
             verdict.status is VerdictStatus.PASSED
             if verdict is not None
             else exit_code == 0 and not required_tests
         ),
-        "seconds": _read_float(directory / "grader.seconds"),
-        "tests": counts,
-        "failed_tests": list(report.failed_tests),
-        "build_failed": report.build_failed,
-        "hidden_tests": None if verdict is None else verdict.to_json(),
-    }
+        seconds=_read_float(directory / "grader.seconds"),
+        tests=report.counts,
+        failed_tests=tuple(report.failed_tests),
+        build_failed=report.build_failed,
+        hidden_tests=verdict,
+    )
     return section, infrastructure
 
 
 def decide(
     *,
     infrastructure_error: str | None,
-    codex: dict[str, Any],
-    unauthorized: list[str] | None,
-    grader: dict[str, Any],
+    codex: CodexSection,
+    unauthorized: Sequence[str] | None,
+    grader: GraderSection,
     limits_met: list[str] | None = None,
     gate_on_grader: bool = True,
     router_failed: bool = False,
@@ -286,42 +277,41 @@ def decide(
         return FailureClass.INFRASTRUCTURE
     if limits_met:
         return FailureClass.RESOURCE_LIMIT
-    if codex["timed_out"]:
+    if codex.timed_out:
         return FailureClass.AGENT_TIMEOUT
     if router_failed:
         return FailureClass.ROUTER_FAILED
-    if codex["exit_code"] != 0:
+    if codex.exit_code != 0:
         return FailureClass.CODEX_FAILED
-    if codex["jsonl"] is None or codex["jsonl_findings"]:
+    if codex.jsonl is None or codex.jsonl_findings:
         return FailureClass.JSONL_INVALID
     # Exit 0 is not enough: the stream must end in turn.completed (not turn.failed, not cut).
-    if codex["outcome"] != "completed":
+    if codex.outcome != "completed":
         return FailureClass.CODEX_FAILED
     if unauthorized is None or unauthorized:
         return FailureClass.UNAUTHORIZED_PATH
     if not gate_on_grader:
         return FailureClass.NONE
-    if grader["timed_out"]:
+    if grader.timed_out:
         return FailureClass.GRADER_TIMEOUT
-    verdict = grader.get("hidden_tests")
+    verdict = grader.hidden_tests
     if verdict is None:
-        return FailureClass.NONE if grader["passed"] else FailureClass.GRADER_FAILED
-    status = VerdictStatus(verdict["status"])
-    if status is not VerdictStatus.PASSED:
-        return VERDICT_CLASSES[status]
+        return FailureClass.NONE if grader.passed else FailureClass.GRADER_FAILED
+    if verdict.status is not VerdictStatus.PASSED:
+        return VERDICT_CLASSES[verdict.status]
     return FailureClass.NONE
 
 
-def build_result(
+def build_attempt(
     directory: Path,
     identity: AttemptIdentity,
     allowed_paths: tuple[str, ...],
     workspace_root: str,
     *,
     required_tests: Mapping[str, Sequence[str]],
-    oracle_tier: str = "correctness",
+    oracle_tier: OracleTierName = "correctness",
     router_capture: Path | None = None,
-) -> dict[str, Any]:
+) -> Attempt:
     """The attempt object for the evidence in ``directory``.
 
     ``required_tests`` is the manifest's ``grader.required_tests``: each must pass.
@@ -340,13 +330,13 @@ def build_result(
     )
     codex = _codex_section(directory, workspace_root)
     attribution = None
-    codex_failed = codex["exit_code"] != 0 or codex["outcome"] != "completed"
-    if codex_failed and not codex["timed_out"] and router_capture is not None:
+    codex_failed = codex.exit_code != 0 or codex.outcome != "completed"
+    if codex_failed and not codex.timed_out and router_capture is not None:
         attribution = attribute(router_capture)
         if attribution.culprit is Culprit.PROVIDER and infrastructure_error is None:
             infrastructure_error = f"provider failure: {attribution.detail}"
     changed = _changed_paths(directory / "changed-paths.z")
-    unauthorized = None if changed is None else [p for p in changed if p not in allowed_paths]
+    unauthorized = None if changed is None else tuple(p for p in changed if p not in allowed_paths)
     grader, grader_infrastructure = _grader_section(directory, required_tests)
     infrastructure_error = infrastructure_error or grader_infrastructure
     limits, limit_problems = _agent_limits(directory / "agent-limits.txt")
@@ -360,32 +350,78 @@ def build_result(
         gate_on_grader=gate_on_grader,
         router_failed=attribution is not None and attribution.culprit is Culprit.ROUTER,
     )
-    return {
-        "schema": ATTEMPT_SCHEMA,
+    return Attempt(
+        schema=ATTEMPT_SCHEMA,
         **attrs.asdict(identity),
-        "workspace_root": workspace_root,
-        "elapsed": {"agent_seconds": _read_float(directory / "agent.seconds")},
-        "codex": codex,
-        "changed_paths": changed,
-        "unauthorized_paths": unauthorized,
-        "diff": _file_digest(directory / "diff.patch"),
-        "grader": grader,
-        "agent_limits": limits,
-        "agent_limits_met": met,
-        "agent_limits_findings": limit_problems,
-        "infrastructure_error": infrastructure_error,
-        "failure_attribution": None
+        workspace_root=workspace_root,
+        elapsed=Elapsed(agent_seconds=_read_float(directory / "agent.seconds")),
+        codex=codex,
+        changed_paths=changed,
+        unauthorized_paths=unauthorized,
+        diff=_file_digest(directory / "diff.patch"),
+        grader=grader,
+        agent_limits=limits,
+        agent_limits_met=tuple(met),
+        agent_limits_findings=tuple(limit_problems),
+        infrastructure_error=infrastructure_error,
+        failure_attribution=None
         if attribution is None
-        else {"culprit": attribution.culprit.value, "detail": attribution.detail},
-        "oracle_tier": oracle_tier,
-        "correctness": grader["passed"] if gate_on_grader else None,
-        "passed": failure is FailureClass.NONE,
-        "failure_class": failure.value,
-    }
+        else FailureAttribution(culprit=attribution.culprit, detail=attribution.detail),
+        oracle_tier=oracle_tier,
+        correctness=grader.passed if gate_on_grader else None,
+        passed=failure is FailureClass.NONE,
+        failure_class=failure,
+    )
 
 
-def write_result(directory: Path, result: dict[str, Any]) -> Path:
+def build_result(
+    directory: Path,
+    identity: AttemptIdentity,
+    allowed_paths: tuple[str, ...],
+    workspace_root: str,
+    *,
+    required_tests: Mapping[str, Sequence[str]],
+    oracle_tier: str = "correctness",
+    router_capture: Path | None = None,
+) -> dict[str, Any]:
+    """:func:`build_attempt` as the JSON object ``result.json`` holds.
+
+    Raises:
+        ValueError: ``oracle_tier`` is not a tier the contract knows.
+    """
+    if oracle_tier not in ("correctness", "latency-only"):
+        msg = f"unknown oracle tier {oracle_tier!r}"
+        raise ValueError(msg)
+    attempt = build_attempt(
+        directory,
+        identity,
+        allowed_paths,
+        workspace_root,
+        required_tests=required_tests,
+        oracle_tier="correctness" if oracle_tier == "correctness" else "latency-only",
+        router_capture=router_capture,
+    )
+    return attempt_to_json(attempt)
+
+
+def write_result(directory: Path, result: Attempt | dict[str, Any]) -> Path:
     """Publish ``result.json`` (mode 0600, atomic rename)."""
+    document = attempt_to_json(result) if isinstance(result, Attempt) else result
     path = directory / RESULT_NAME
-    write_atomic(path, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
     return path
+
+
+__all__ = [
+    "ATTEMPT_SCHEMA",
+    "RESULT_NAME",
+    "Attempt",
+    "AttemptIdentity",
+    "FailureClass",
+    "agent_timed_out",
+    "build_attempt",
+    "build_result",
+    "decide",
+    "limits_met",
+    "write_result",
+]

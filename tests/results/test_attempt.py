@@ -6,11 +6,22 @@ import json
 import typing
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from hpbench.errors import ContractError
-from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
+from hpbench.results import (
+    AttemptIdentity,
+    FailureClass,
+    attempt_from_json,
+    attempt_to_json,
+    build_attempt,
+    build_result,
+    merge_results,
+    write_result,
+)
 from hpbench.results.merge import RESULTS_NAME
+from hpbench.results.model import SCHEMA_FILE
 
 from .test_attribution import capture, fail_last_exchange, last
 
@@ -359,7 +370,7 @@ class TestMerge:
         self._attempt(run, "b", "hpatch", 2, 2)
         attempts = merge_results(run)
         assert [(1, "hpatch"), (1, "control"), (2, "control"), (2, "hpatch")] == [
-            (a["repetition"], a["arm"]) for a in attempts
+            (a.repetition, a.arm) for a in attempts
         ]
         first = (run / RESULTS_NAME).read_bytes()
         merge_results(run)
@@ -382,6 +393,70 @@ class TestMerge:
         with pytest.raises(ContractError) as caught:
             merge_results(run)
         assert "results.schema" == caught.value.findings[0].code
+
+    def _broken(self, tmp_path: Path, change: typing.Callable[[dict[str, object]], None]) -> Path:
+        run = tmp_path / "run"
+        self._attempt(run, "a", "control", 1, 1)
+        path = run / "attempts" / "a" / "result.json"
+        document = json.loads(path.read_text())
+        change(document)
+        path.write_text(json.dumps(document))
+        return run
+
+    def test_unknown_key_refused_by_name(self, tmp_path: Path) -> None:
+        """A key the attempt contract does not have is refused, naming it and where it sits."""
+        run = self._broken(tmp_path, lambda d: d["grader"].update(verdict_override=True))  # type: ignore[attr-defined]
+        with pytest.raises(ContractError) as caught:
+            merge_results(run)
+        (finding,) = caught.value.findings
+        assert ("results.attempt", "$.grader") == (finding.code, finding.field)
+        assert "verdict_override" in finding.message
+        assert not (run / RESULTS_NAME).exists()
+
+    def test_wrong_type_refused_by_name(self, tmp_path: Path) -> None:
+        """A value of the wrong type is refused, naming the field, never coerced."""
+        run = self._broken(tmp_path, lambda d: d.update(repetition="1", passed=1))
+        with pytest.raises(ContractError) as caught:
+            merge_results(run)
+        assert {"$.repetition", "$.passed"} == {f.field for f in caught.value.findings}
+
+    def test_missing_field_and_unknown_failure_class_refused(self, tmp_path: Path) -> None:
+        """A missing field and a failure class outside the list are both named."""
+
+        def change(document: dict[str, object]) -> None:
+            del document["correctness"]
+            document["failure_class"] = "bad-luck"
+
+        run = self._broken(tmp_path, change)
+        with pytest.raises(ContractError) as caught:
+            merge_results(run)
+        assert {"$.correctness", "$.failure_class"} == {f.field for f in caught.value.findings}
+
+
+class TestAttemptContract:
+    """result.json is the attempt model's JSON form and valid under its generated schema."""
+
+    def test_result_round_trips_through_the_model(self, tmp_path: Path) -> None:
+        """Reading result.json back gives the attempt that was built, field for field."""
+        directory = make_attempt(tmp_path / "a")
+        attempt = build_attempt(directory, identity(), ALLOWED, WORKSPACE, required_tests=REQUIRED)
+        path = write_result(directory, attempt)
+        document = json.loads(path.read_text())
+
+        assert attempt == attempt_from_json(document, source=str(path))
+        assert document == attempt_to_json(attempt)
+        assert FailureClass.NONE is attempt.failure_class
+
+    def test_result_is_valid_under_the_schema(self, tmp_path: Path, repo_root: Path) -> None:
+        """Passing and failing attempts validate; an extra key or a wrong type does not."""
+        schema = json.loads((repo_root / "contrib" / "schemas" / SCHEMA_FILE).read_text())
+        validator = jsonschema.Draft202012Validator(schema)
+        passing = result_of(make_attempt(tmp_path / "a"))
+        failing = result_of(make_attempt(tmp_path / "b", exit_code=1, grader_exit=None))
+        for document in (passing, failing):
+            validator.validate(document)
+        assert not validator.is_valid({**passing, "router_usage": None})
+        assert not validator.is_valid({**passing, "repetition": "1"})
 
 
 def run_and(test: str, action: str, package: str = "p") -> list[dict[str, object]]:

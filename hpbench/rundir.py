@@ -54,6 +54,30 @@ class RunLayout:
         return self.root / "run.json"
 
     @property
+    def plan_env(self) -> Path:
+        """The plan's variables for the shell (``hpbench run plan``), sourced once."""
+        return self.root / "plan.env"
+
+    @property
+    def grader_spec(self) -> Path:
+        """The hidden grader as the run uses it, one fact a file."""
+        return self.root / "grader-spec"
+
+    @property
+    def fingerprint_inputs(self) -> Path:
+        """``sha256sum -c`` lines of the task's inputs, rechecked during the run."""
+        return self.root / "fingerprint-inputs.sha256"
+
+    @property
+    def replay(self) -> Path:
+        """The scripted provider's scripts (offline demo only)."""
+        return self.root / "replay"
+
+    def codex_config(self, arm: str) -> Path:
+        """The arm's Codex configuration for every repetition: ``codex/<arm>/config.toml``."""
+        return self.root / "codex" / arm / "config.toml"
+
+    @property
     def results(self) -> Path:
         """Every attempt object, merged deterministically."""
         return self.root / "results.jsonl"

@@ -3,7 +3,7 @@
 bench.sh is configured by environment variables (and the mode as its first
 argument). Every bad value is refused here, each finding naming the variable,
 so a run never starts with a setting it would only trip over an hour later.
-The normalized settings become the run's ``run.json``.
+The normalized settings become part of the run plan (``hpbench.plan``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.pins import default_pins_path, load_pins
 
-RUN_SCHEMA = "hpbench.run.v1"
-DEFAULT_ROUTER_IMAGE = "hpbench-router:local"
 RUNNING_MODES = {"paired": ("control", "hpatch"), "control-only": ("control",)}
 PREPARATION_MODES = {"preparation-only"}
 KNOWN_MODES = (
@@ -35,7 +33,9 @@ KNOWN_MODES = (
 )
 API_KEY_VARIABLES = ("HPBENCH_API_KEY", "OPENAI_API_KEY")
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$")
+# Router images are not wired into the topology yet (it runs the reference router):
+# a setting that would be recorded but reach nothing is refused instead.
+UNWIRED_VARIABLES = ("CONTROL_ROUTER_IMAGE", "HPATCH_ROUTER_IMAGE")
 MAX_REPETITIONS = 16
 # Container runtimes an agent may run under: runc (Docker's default) or gVisor's runsc,
 # which bench.sh accepts only when the engine lists it (docker info).
@@ -58,8 +58,6 @@ class Settings:
     effort: str
     repetitions: int
     agent_timeout_seconds: int
-    control_router_image: str
-    hpatch_router_image: str
     provider: str
     offline_demo: bool
     enforce_no_edit_loops: bool
@@ -71,10 +69,6 @@ class Settings:
     grader_cpus: str = "1"
     grader_pids: int = 1024
     codex_version: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """The run.json settings block."""
-        return {"schema": RUN_SCHEMA, **attrs.asdict(self)}
 
 
 def _integer(
@@ -210,15 +204,16 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
             )
         )
     timeout = keep(_integer(env, "AGENT_TIMEOUT", 1800, 30, 14_400))
-    images = {}
-    for arm in ("control", "hpatch"):
-        name = f"{arm.upper()}_ROUTER_IMAGE"
-        image = env.get(name, "").strip() or DEFAULT_ROUTER_IMAGE
-        if not _IMAGE.match(image):
+    for name in UNWIRED_VARIABLES:
+        if env.get(name, "").strip():
             findings.append(
-                Finding("settings.image", f"not an image reference: {image!r}", field=name)
+                Finding(
+                    "settings.unavailable",
+                    "this version runs the reference router in both arms; a router image "
+                    "setting would reach nothing, so it is refused (unset it)",
+                    field=name,
+                )
             )
-        images[arm] = image
     provider, offline, provider_findings = _provider(env)
     findings += provider_findings
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
@@ -243,8 +238,6 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         effort=effort,
         repetitions=repetitions,
         agent_timeout_seconds=timeout,
-        control_router_image=images["control"],
-        hpatch_router_image=images["hpatch"],
         provider=provider,
         offline_demo=offline,
         enforce_no_edit_loops=enforce == "true",

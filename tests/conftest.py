@@ -162,3 +162,29 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         assert 0 == made.returncode, made.stderr
         out[name] = root / name
     return out
+
+
+def grader_spec(directory: Path, task: str = TASK, env: Mapping[str, str] | None = None) -> Path:
+    """The task's grader spec directory (``BENCH_GRADER_SPEC``), as the run plan writes it."""
+    done = run([str(HPBENCH), "task", "grader-spec", task, "--out", str(directory)], env)
+    assert 0 == done.returncode, done.stderr
+    return directory
+
+
+def planned_env(
+    run_dir: Path, mode: str = "paired", env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``hpbench run plan MODE RUN_DIR`` (RUN_DIR made if missing); the variables its
+    plan.env exports, as the bench scripts see them after sourcing it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    done = run([str(HPBENCH), "run", "plan", mode, str(run_dir)], env)
+    assert 0 == done.returncode, done.stderr
+    sourced = run(["bash", "-c", 'set -a; source "$1"; env -0', "plan", str(run_dir / "plan.env")])
+    assert 0 == sourced.returncode, sourced.stderr
+    exported = dict(item.split("=", 1) for item in sourced.stdout.split("\0") if "=" in item)
+    names = [
+        line.split()[1].split("=", 1)[0]
+        for line in (run_dir / "plan.env").read_text().splitlines()
+        if line.startswith("export ")
+    ]
+    return {name: exported[name] for name in names}

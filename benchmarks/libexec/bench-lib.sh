@@ -95,6 +95,27 @@ make_run_dir() {
   printf '%s\n' "${run_dir}"
 }
 
+# Makes the run directory (RUN_DIR) and its plan (`hpbench run plan`: settings checked, the
+# task read, configs written), sources plan.env, provisions the machine and checks that the
+# engine has the agent's runtime. A refused plan or a missing runtime leaves nothing behind.
+plan_run() {
+  local mode="$1"
+  local -a replay=()
+  # HPBENCH_REPLAY_DIR swaps in other scripts (the test suite's failure scenarios).
+  [[ -n "${HPBENCH_REPLAY_DIR:-}" ]] && replay=(--replay-dir "${HPBENCH_REPLAY_DIR}")
+  RUN_DIR="$(make_run_dir "${mode}")"
+  hpbench run plan "${mode}" "${RUN_DIR}" "${replay[@]}" >/dev/null \
+    || { rm -rf -- "${RUN_DIR}"; exit 1; }
+  # shellcheck source=/dev/null  # written by hpbench run plan: quoted export lines only
+  source "${RUN_DIR}/plan.env"
+  "${BENCH_ROOT}/benchmarks/provision.sh"
+  if ! docker info --format '{{range $name, $_ := .Runtimes}}{{$name}} {{end}}' \
+    | grep -qw -- "${HPBENCH_AGENT_RUNTIME}"; then
+    rm -rf -- "${RUN_DIR}"
+    abort "AGENT_RUNTIME=${HPBENCH_AGENT_RUNTIME}: the Docker engine has no such runtime (docker info lists its runtimes)"
+  fi
+}
+
 # --- What agents mount, at paths that name nothing ---
 # A container's /proc/self/mountinfo shows each bind mount's source path. A source under
 # the run directory would tell the agent the checkout's location, the run id and its arm.
@@ -225,8 +246,16 @@ compose_placeholders() {
 
 # Seconds since the epoch with a fraction, and a phase record "<phase>\t<seconds>".
 now() { date +%s.%N; }
+
 record_phase() {
   local file="$1" phase="$2" started="$3"
   awk -v phase="${phase}" -v end="$(now)" -v start="${started}" \
     'BEGIN { printf "%s\t%.1f\n", phase, end - start }' >>"${file}"
+}
+
+# Status 0 when no input of the run's task (manifest, prompt, hidden grader files)
+# changed since `hpbench run plan` recorded their digests: sha256sum rechecks them
+# without starting Python.
+task_unchanged() {
+  sha256sum --quiet --status -c "$1/fingerprint-inputs.sha256" 2>/dev/null
 }

@@ -12,6 +12,7 @@ import structlog
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
 from hpbench.errors import HpbenchError
+from hpbench.plan import write_grader_spec
 from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
 from hpbench.task.history import build_history
 from hpbench.task.manifest import Task
@@ -78,6 +79,14 @@ def register(commands: Any) -> None:
     build.add_argument("--out", type=Path, required=True, help="new or empty directory")
     add_json_flag(build)
     build.set_defaults(handler=build_command)
+
+    spec = sub.add_parser(
+        "grader-spec",
+        help="write the grader spec directory bench-grade reads (hpbench run plan writes it too)",
+    )
+    spec.add_argument("task_id", metavar="ID")
+    spec.add_argument("--out", type=Path, required=True, metavar="DIR")
+    spec.set_defaults(handler=grader_spec_command)
 
 
 def _tasks_dir(args: argparse.Namespace) -> Path:
@@ -248,4 +257,11 @@ def build_command(args: argparse.Namespace) -> int:
                 ("oracle revision", built.oracle_revision),
             ]
         )
+    return EXIT_OK
+
+
+def grader_spec_command(args: argparse.Namespace) -> int:
+    """``hpbench task grader-spec ID --out DIR``."""
+    write_grader_spec(_load(args), args.out)
+    print_raw(str(args.out))
     return EXIT_OK

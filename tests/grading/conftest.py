@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conftest import LIBEXEC, REPO_ROOT, TASK, run
+from ..conftest import LIBEXEC, REPO_ROOT, TASK, grader_spec, run
 
 HIDDEN_TEST = "kv/rangestream_hidden_test.go"
 HIDDEN_SOURCE = REPO_ROOT / "tasks" / TASK / "hidden" / HIDDEN_TEST
@@ -59,7 +59,11 @@ def grade(
     task: str = TASK,
     timeout: int = 600,
 ) -> Graded:
-    """``bench-grade TASK WORKSPACE OUT`` with ``env`` added."""
+    """``bench-grade TASK WORKSPACE OUT`` with ``env`` added; without a
+    ``BENCH_GRADER_SPEC`` there, the task's own spec (written beside OUT)."""
+    env = dict(env or {})
+    if "BENCH_GRADER_SPEC" not in env:
+        env["BENCH_GRADER_SPEC"] = str(grader_spec(out.parent / f"{out.name}-spec", task, env))
     done = run([str(LIBEXEC / "bench-grade"), task, str(workspace), str(out)], env, timeout)
     return Graded(out, done.returncode, done.stderr)
 

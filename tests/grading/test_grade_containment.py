@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import planned_env
 from .conftest import (
     HIDDEN_SOURCE,
     HIDDEN_TEST,
@@ -331,7 +332,7 @@ class TestBuildCache:
         mounts.mkdir()
         done = run(
             [str(LIBEXEC / "bench-prepare"), "kv-rangestream", str(run_dir)],
-            {"HPBENCH_MOUNT_BASE": str(mounts)},
+            {**planned_env(run_dir), "HPBENCH_MOUNT_BASE": str(mounts)},
         )
         assert 0 == done.returncode, done.stderr
         # The module cache sits at a neutral path until the run releases it.

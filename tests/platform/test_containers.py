@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
+from ..conftest import LIBEXEC, REPO_ROOT, TASK, grader_spec
+
 pytestmark = pytest.mark.docker
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LIBEXEC = REPO_ROOT / "benchmarks" / "libexec"
-TASK = "kv-rangestream"
 
 # Passes only without a network interface beyond loopback and without root.
 NO_NETWORK_TEST = """package kv_test
@@ -68,7 +67,10 @@ class TestGraderContainer:
         """The oracle plus a sandbox probe passes: no interface but lo, not root."""
         workspace = _copy(snapshots["oracle"], tmp_path / "ws")
         (workspace / "kv" / "sandbox_probe_test.go").write_text(NO_NETWORK_TEST)
-        done = bench([str(LIBEXEC / "bench-grade"), TASK, str(workspace), str(tmp_path / "out")])
+        done = bench(
+            [str(LIBEXEC / "bench-grade"), TASK, str(workspace), str(tmp_path / "out")],
+            {"BENCH_GRADER_SPEC": str(grader_spec(tmp_path / "spec"))},
+        )
         assert 0 == done.returncode, done.stderr
         stdout = (tmp_path / "out" / "grader.stdout").read_text()
         assert "0" == (tmp_path / "out" / "grader.exit").read_text().strip(), stdout[-3000:]
@@ -83,7 +85,8 @@ class TestGraderContainer:
                 str(snapshots["base"]),
                 str(snapshots["oracle"]),
                 str(tmp_path / "q"),
-            ]
+            ],
+            {"BENCH_GRADER_SPEC": str(grader_spec(tmp_path / "spec"))},
         )
         assert 0 == done.returncode, done.stderr
         assert "base fails with 'has no field or method RangeStream', oracle passes" in done.stderr
@@ -111,7 +114,12 @@ class TestGraderContainer:
                 str(snapshots["oracle"]),
                 str(tmp_path / "q"),
             ],
-            {"HPBENCH_TASKS_DIR": str(tasks)},
+            {
+                "HPBENCH_TASKS_DIR": str(tasks),
+                "BENCH_GRADER_SPEC": str(
+                    grader_spec(tmp_path / "spec", env={"HPBENCH_TASKS_DIR": str(tasks)})
+                ),
+            },
         )
         assert 1 == done.returncode, done.stderr
         assert "on oracle not every required hidden test reported pass" in done.stderr
@@ -130,7 +138,8 @@ class TestGraderContainer:
                 str(snapshots["oracle"]),
                 str(snapshots["oracle"]),
                 str(tmp_path / "q"),
-            ]
+            ],
+            {"BENCH_GRADER_SPEC": str(grader_spec(tmp_path / "spec"))},
         )
         assert 1 == done.returncode
         assert "task kv-rangestream: the hidden grader passed on base" in done.stderr
@@ -152,7 +161,10 @@ class TestModuleCacheSetup:
         base = self._variant(snapshots, tmp_path, "kvstore.example/kv/v2 v2.0.0")
         done = bench(
             [str(LIBEXEC / "bench-gomodcache"), TASK, str(base), str(base), str(tmp_path / "c")],
-            {"BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root)},
+            {
+                "BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root),
+                "BENCH_GRADER_SPEC": str(grader_spec(tmp_path / "spec")),
+            },
         )
         assert 1 == done.returncode
         assert "isolation proof failed: gomodcache.owned" in done.stderr
@@ -168,7 +180,10 @@ class TestModuleCacheSetup:
         cache = tmp_path / "c"
         done = bench(
             [str(LIBEXEC / "bench-gomodcache"), TASK, str(base), str(base), str(cache)],
-            {"BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root)},
+            {
+                "BENCH_SETUP_GOPROXY_DIR": str(go_proxy.root),
+                "BENCH_GRADER_SPEC": str(grader_spec(tmp_path / "spec")),
+            },
         )
         assert 0 == done.returncode, done.stderr
         assert (cache / "cache/download/example.test/dep/@v/v1.0.0.zip").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from hpbench.errors import ContractError
@@ -66,7 +67,7 @@ class TestDefaults:
         }
         settings = settings_from_env("paired", env)
         assert not settings.offline_demo
-        assert "sk-secret-value" not in str(settings.to_json())
+        assert "sk-secret-value" not in str(attrs.asdict(settings))
 
 
 @pytest.mark.parametrize(
@@ -79,7 +80,8 @@ class TestDefaults:
         ("paired", {"AGENT_TIMEOUT": "5"}, "AGENT_TIMEOUT", "30 to 14400"),
         ("paired", {"EFFORT": "max"}, "EFFORT", "medium"),
         ("paired", {"MODEL": "gpt 6"}, "MODEL", "model slug"),
-        ("paired", {"CONTROL_ROUTER_IMAGE": "Bad Image"}, "CONTROL_ROUTER_IMAGE", "image"),
+        ("paired", {"CONTROL_ROUTER_IMAGE": "Bad Image"}, "CONTROL_ROUTER_IMAGE", "reach nothing"),
+        ("paired", {"HPATCH_ROUTER_IMAGE": "r:1"}, "HPATCH_ROUTER_IMAGE", "reference router"),
         ("paired", {"PROVIDER": "ftp://x"}, "PROVIDER", "http(s) URL"),
         ("paired", {"PROVIDER": "https://p.example.invalid/v1"}, "PROVIDER", "API key"),
         ("paired", {"HPBENCH_API_KEY": "k"}, "PROVIDER", "names no endpoint"),

@@ -1,0 +1,323 @@
+"""The run plan: the settings checked once, the task read once, written once for the shell.
+
+``hpbench run plan MODE RUN_DIR`` is the only place a run's settings and task are
+read. In one Python start it writes into the run directory:
+
+- ``run.json``: the :class:`RunPlan` (schema ``hpbench.run.v2``), which every later
+  ``hpbench`` command reads instead of the environment or the task directory;
+- ``plan.env``: ``export NAME='value'`` lines, exactly the variables in
+  :data:`SHELL_VARIABLES`, which the shell sources once;
+- ``grader-spec/``: the hidden grader, one fact a file, for bench-grade,
+  bench-gomodcache and bench-qualify;
+- ``codex/<arm>/config.toml``: each arm's Codex configuration for the whole run;
+- ``fingerprint-inputs.sha256``: the task's inputs, which the shell rechecks with
+  ``sha256sum -c`` without starting Python;
+- ``replay/``: the scripted provider's scripts (offline demo only).
+
+Every variable names the files that consume it, and every setting names where it
+goes, so a setting nothing reads fails a test (tests/plan/).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+
+from hpbench._convert import make_converter, structure
+from hpbench._jsonio import canonical_json, write_atomic
+from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
+from hpbench.errors import ContractError, HpbenchError
+from hpbench.findings import Finding
+from hpbench.rundir import Arm, RunLayout
+from hpbench.settings import Settings, settings_from_env
+from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
+from hpbench.task.manifest import Task
+
+PLAN_SCHEMA = "hpbench.run.v2"
+# Where Codex finds its base instructions inside the agent (compose.yaml mounts them).
+AGENT_INSTRUCTIONS_PATH = "/run/hpbench/instructions.md"
+ROUTER_PORT = 8080
+
+
+@attrs.frozen
+class GraderPlan:
+    """The hidden grader as the run uses it (the task manifest's ``[grader]``)."""
+
+    kind: str
+    command: tuple[str, ...]
+    timeout_seconds: int
+    base_discriminator: str
+    files: tuple[str, ...] = attrs.field(metadata={"doc": "workspace-relative hidden files"})
+    preload_go_qualification_grader: bool
+
+
+@attrs.frozen(kw_only=True)
+class RunPlan(Settings):
+    """One run's plan: its checked settings (flat, as before) and what the task fixes."""
+
+    schema: str = attrs.field(default=PLAN_SCHEMA, validator=attrs.validators.in_((PLAN_SCHEMA,)))
+    run_id: str
+    fingerprint: str
+    task_directory: str
+    prompt_file: str
+    base_revision: str
+    oracle_revision: str
+    grader: GraderPlan
+
+
+_CONVERTER = make_converter()
+
+
+@attrs.frozen
+class ShellVariable:
+    """One ``plan.env`` variable: its value, the plan fields it comes from, its readers."""
+
+    name: str
+    value: Callable[[RunPlan, RunLayout], str]
+    sources: tuple[str, ...]
+    consumers: tuple[str, ...]
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _upstream(arm: Arm) -> Callable[[RunPlan, RunLayout], str]:
+    # Offline, each router's upstream is the scripted provider's path for its arm; a real
+    # run sends both arms to the one provider.
+    def value(plan: RunPlan, _: RunLayout) -> str:
+        if plan.offline_demo:
+            return f"http://provider:{ROUTER_PORT}/{arm.value}/v1"
+        return plan.provider
+
+    return value
+
+
+def _field(name: str, *consumers: str) -> ShellVariable:
+    """``BENCH_<FIELD>``: one plan field as it is."""
+
+    def value(plan: RunPlan, _: RunLayout) -> str:
+        raw = getattr(plan, name)
+        if isinstance(raw, bool):
+            return _flag(raw)
+        return " ".join(raw) if isinstance(raw, tuple) else str(raw)
+
+    return ShellVariable(f"BENCH_{name.upper()}", value, (name,), consumers)
+
+
+def _compose(name: str, field: str) -> ShellVariable:
+    """``HPBENCH_<NAME>``: a plan field compose.yaml substitutes."""
+    return ShellVariable(name, lambda p, _: str(getattr(p, field)), (field,), ("compose.yaml",))
+
+
+_LIB = "benchmarks/libexec/"
+SHELL_VARIABLES: tuple[ShellVariable, ...] = (
+    _field("mode", _LIB + "bench-paired"),
+    _field("arms", _LIB + "bench-lib.sh"),
+    _field("task", _LIB + "bench-paired", _LIB + "bench-preparation-only"),
+    _field("model", _LIB + "bench-instructions"),
+    _field("effort", _LIB + "bench-paired"),
+    _field("repetitions", _LIB + "bench-paired"),
+    _field("agent_timeout_seconds", _LIB + "bench-attempt"),
+    _field("offline_demo", _LIB + "bench-paired", _LIB + "bench-repetition"),
+    _field("codex_version", _LIB + "bench-instructions"),
+    _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-repetition"),
+    _field("oracle_revision", _LIB + "bench-prepare"),
+    _field("prompt_file", _LIB + "bench-attempt"),
+    _field("grader_memory", _LIB + "bench-grade"),
+    _field("grader_cpus", _LIB + "bench-grade"),
+    _field("grader_pids", _LIB + "bench-grade"),
+    ShellVariable(
+        "BENCH_GRADER_SPEC",
+        lambda _, layout: str(layout.grader_spec),
+        ("grader",),
+        (_LIB + "bench-grade", _LIB + "bench-gomodcache", _LIB + "bench-prepare"),
+    ),
+    _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
+    _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
+    _compose("HPBENCH_AGENT_PIDS", "agent_pids"),
+    ShellVariable(
+        "HPBENCH_AGENT_RUNTIME",
+        lambda p, _: p.agent_runtime,
+        ("agent_runtime",),
+        ("compose.yaml", _LIB + "bench-lib.sh"),
+    ),
+    ShellVariable(
+        "HPBENCH_CONTROL_UPSTREAM", _upstream(Arm.CONTROL), ("provider",), ("compose.yaml",)
+    ),
+    ShellVariable(
+        "HPBENCH_HPATCH_UPSTREAM", _upstream(Arm.HPATCH), ("provider",), ("compose.yaml",)
+    ),
+    # A real provider lives outside the topology: the routers' egress network needs a
+    # route out. Offline it stays internal (the scripted provider is on it).
+    ShellVariable(
+        "HPBENCH_EGRESS_INTERNAL",
+        lambda p, _: _flag(p.offline_demo),
+        ("offline_demo",),
+        ("compose.yaml",),
+    ),
+)
+
+# Settings the shell never needs: where each is read from run.json instead.
+RUN_JSON_CONSUMERS: Mapping[str, tuple[str, ...]] = {
+    "enforce_no_edit_loops": ("hpbench/report/model.py",),
+}
+
+
+def grader_plan(task: Task) -> GraderPlan:
+    """The task's hidden grader as a run uses it."""
+    grader = task.manifest.grader
+    return GraderPlan(
+        kind=grader.kind.value,
+        command=grader.command,
+        timeout_seconds=grader.timeout_seconds,
+        base_discriminator=grader.base_discriminator,
+        files=grader.files,
+        preload_go_qualification_grader=task.manifest.runtime.preload_go_qualification_grader,
+    )
+
+
+def write_grader_spec(task: Task, directory: Path) -> None:
+    """The grader spec the shell reads: one fact a file, ``command`` one argument a line,
+    ``hidden-files`` one ``<workspace-relative>\\t<file in the task>`` a line."""
+    directory.mkdir(parents=True, exist_ok=True)
+    grader = grader_plan(task)
+    hidden = "".join(f"{name}\t{path.resolve()}\n" for name, path in task.grader_file_paths())
+    facts = {
+        "kind": f"{grader.kind}\n",
+        "command": "".join(f"{arg}\n" for arg in grader.command),
+        "timeout_seconds": f"{grader.timeout_seconds}\n",
+        "base_discriminator": f"{grader.base_discriminator}\n",
+        "preload_go_qualification_grader": f"{_flag(grader.preload_go_qualification_grader)}\n",
+        "hidden-files": hidden,
+    }
+    for name, text in facts.items():
+        write_atomic(directory / name, text, mode=0o644)
+
+
+def _write_codex_configs(plan: RunPlan, layout: RunLayout) -> None:
+    # One config per arm for the whole run: every repetition's agent gets the same file.
+    for arm in Arm:
+        path = layout.codex_config(arm.value)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_config(
+            CodexConfig(
+                arm=arm,
+                router_url=f"http://{arm.value}-router:{ROUTER_PORT}/v1",
+                model=plan.model,
+                reasoning_effort=ReasoningEffort(plan.effort),
+                model_instructions_file=AGENT_INSTRUCTIONS_PATH,
+            ),
+            path,
+        )
+        path.chmod(0o644)
+
+
+def _copy_replay(source: Path, layout: RunLayout) -> None:
+    missing = [name for name in ("control.json", "hpatch.json") if not (source / name).is_file()]
+    if missing:
+        msg = f"no replay scripts ({', '.join(missing)}) in {source}"
+        raise HpbenchError(msg)
+    shutil.copytree(source, layout.replay)
+    # The scripted provider reads them as another user through a read-only mount.
+    for directory, _, files in os.walk(layout.replay):
+        Path(directory).chmod(0o755)
+        for name in files:
+            (Path(directory) / name).chmod(0o644)
+
+
+def build_plan(settings: Settings, task: Task, run_id: str) -> RunPlan:
+    """The plan of one run from its checked settings and its loaded task."""
+    manifest = task.manifest
+    return RunPlan(
+        **attrs.asdict(settings, recurse=False),
+        run_id=run_id,
+        fingerprint=task_fingerprint(task),
+        task_directory=str(task.directory.resolve()),
+        prompt_file=str(task.prompt_path.resolve()),
+        base_revision=manifest.source.base_revision,
+        oracle_revision=manifest.source.oracle_revision,
+        grader=grader_plan(task),
+    )
+
+
+def plan_env(plan: RunPlan, layout: RunLayout) -> str:
+    """``plan.env``: one ``export`` line per declared variable, quoted for bash."""
+    lines = [f"# hpbench run plan {plan.run_id}: sourced once by bench-{plan.mode}"]
+    lines += [
+        f"export {variable.name}={shlex.quote(variable.value(plan, layout))}"
+        for variable in SHELL_VARIABLES
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_plan(
+    mode: str,
+    run_dir: Path,
+    env: Mapping[str, str],
+    load: Callable[[str], Task],
+    replay_dir: Path | None = None,
+) -> RunPlan:
+    """Check the settings, load the task and write everything the run reads.
+
+    Nothing is written unless the settings and the task are good: a refused run
+    leaves its run directory as it found it.
+
+    Raises:
+        ContractError: bad settings, each naming its variable; a task that does not load.
+        HpbenchError: the offline demo without replay scripts.
+    """
+    settings = settings_from_env(mode, env)
+    task = load(settings.task)
+    layout = RunLayout(run_dir)
+    plan = build_plan(settings, task, run_dir.name)
+    if plan.offline_demo:
+        _copy_replay(replay_dir or task.directory / "replay", layout)
+    elif replay_dir is not None:
+        msg = (
+            "HPBENCH_REPLAY_DIR is test equipment for the offline demo; "
+            "unset it for a real provider"
+        )
+        raise HpbenchError(msg)
+    write_grader_spec(task, layout.grader_spec)
+    _write_codex_configs(plan, layout)
+    write_atomic(
+        layout.fingerprint_inputs,
+        "".join(
+            f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.resolve()}\n"
+            for _, path in fingerprint_inputs(task)
+        ),
+    )
+    write_atomic(layout.run_json, canonical_json(_CONVERTER.unstructure(plan)) + "\n")
+    write_atomic(layout.plan_env, plan_env(plan, layout))
+    return plan
+
+
+def load_plan(run_dir: Path) -> RunPlan:
+    """A run's ``run.json``, strictly: an unknown or missing field is refused by name.
+
+    Raises:
+        ContractError: the document does not fit :class:`RunPlan`.
+    """
+    path = RunLayout(run_dir).run_json
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        msg = f"{path}: cannot read the run plan: {exc}"
+        raise HpbenchError(msg) from None
+    if isinstance(data, dict) and data.get("schema") != PLAN_SCHEMA:
+        finding = Finding(
+            "plan.schema",
+            f"expected {PLAN_SCHEMA!r}, got {data.get('schema')!r}",
+            file=str(path),
+            field="$.schema",
+        )
+        raise ContractError(f"{path}: not a run plan", [finding])
+    return structure(_CONVERTER, data, RunPlan, source=str(path), code="plan.schema")

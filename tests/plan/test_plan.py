@@ -1,0 +1,205 @@
+"""The run plan: settings checked and the task read once, written once for the shell."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hpbench.errors import ContractError, HpbenchError
+from hpbench.plan import (
+    PLAN_SCHEMA,
+    RUN_JSON_CONSUMERS,
+    SHELL_VARIABLES,
+    RunPlan,
+    load_plan,
+    write_plan,
+)
+from hpbench.rundir import RunLayout
+from hpbench.settings import Settings
+from hpbench.task.registry import load_task
+
+from ..conftest import HPBENCH, REPO_ROOT, TASK, TASKS_DIR, planned_env, run
+
+
+def _plan(run_dir: Path, env: dict[str, str] | None = None, tasks: Path = TASKS_DIR) -> RunPlan:
+    run_dir.mkdir(exist_ok=True)
+    return write_plan("paired", run_dir, env or {}, lambda task: load_task(task, tasks))
+
+
+class TestWritten:
+    def test_run_json_is_the_plan(self, tmp_path: Path) -> None:
+        """run.json reads back, strictly, as the plan that was written."""
+        plan = _plan(tmp_path / "run")
+        assert plan == load_plan(tmp_path / "run")
+        assert (PLAN_SCHEMA, "run", TASK) == (plan.schema, plan.run_id, plan.task)
+
+    def test_everything_the_shell_reads(self, tmp_path: Path) -> None:
+        """Grader spec, both arms' Codex configs, the fingerprint inputs and the replay
+        scripts, each where the layout says."""
+        plan = _plan(tmp_path / "run")
+        layout = RunLayout(tmp_path / "run")
+        spec = layout.grader_spec
+        assert list(plan.grader.command) == (spec / "command").read_text().splitlines()
+        assert f"{plan.grader.timeout_seconds}\n" == (spec / "timeout_seconds").read_text()
+        assert "go-test\n" == (spec / "kind").read_text()
+        hidden = [line.split("\t")[0] for line in (spec / "hidden-files").read_text().splitlines()]
+        assert list(plan.grader.files) == hidden
+        for arm in ("control", "hpatch"):
+            config = layout.codex_config(arm).read_text()
+            assert f'base_url = "http://{arm}-router:8080/v1"' in config
+            assert 'model = "gpt-6-astra"' in config
+        lines = layout.fingerprint_inputs.read_text().splitlines()
+        assert any(line.endswith("/task.toml") for line in lines)
+        assert {"control.json", "hpatch.json"} <= {p.name for p in layout.replay.iterdir()}
+
+    def test_bad_settings_write_nothing(self, tmp_path: Path) -> None:
+        """A refused plan names each bad variable and leaves the run directory empty."""
+        run_dir = tmp_path / "run"
+        with pytest.raises(ContractError) as caught:
+            _plan(run_dir, {"AGENT_MEMORY": "lots", "REPETITIONS": "0"})
+        fields = {finding.field for finding in caught.value.findings}
+        assert {"AGENT_MEMORY", "REPETITIONS"} <= fields
+        assert [] == list(run_dir.iterdir())
+
+    def test_a_router_image_is_refused_not_ignored(self, tmp_path: Path) -> None:
+        """A router image setting would reach nothing in this version: refused by name."""
+        with pytest.raises(ContractError) as caught:
+            _plan(tmp_path / "run", {"HPATCH_ROUTER_IMAGE": "example/router:1"})
+        assert [("settings.unavailable", "HPATCH_ROUTER_IMAGE")] == [
+            (f.code, f.field) for f in caught.value.findings
+        ]
+
+    def test_offline_without_replay_scripts_is_refused(self, tmp_path: Path) -> None:
+        tasks = tmp_path / "tasks"
+        shutil.copytree(TASKS_DIR / TASK, tasks / TASK)
+        (tasks / TASK / "replay" / "hpatch.json").unlink()
+        with pytest.raises(HpbenchError, match=r"no replay scripts \(hpatch.json\)"):
+            _plan(tmp_path / "run", tasks=tasks)
+
+    def test_replay_scripts_are_test_equipment(self, tmp_path: Path) -> None:
+        """Other replay scripts with a real provider are refused."""
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        env = {"PROVIDER": "https://responses.example/v1", "HPBENCH_API_KEY": "k"}
+        with pytest.raises(HpbenchError, match="test equipment"):
+            write_plan(
+                "paired", run_dir, env, lambda t: load_task(t, TASKS_DIR), tmp_path / "replay"
+            )
+
+    def test_a_real_provider_reaches_both_routers(self, tmp_path: Path) -> None:
+        """With a real provider both routers' upstream is it and egress leaves the host."""
+        env = {"PROVIDER": "https://responses.example/v1", "HPBENCH_API_KEY": "sk-secret-value"}
+        _plan(tmp_path / "run", env)
+        text = RunLayout(tmp_path / "run").plan_env.read_text()
+        written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+        assert [] == [p for p in written if b"sk-secret-value" in p.read_bytes()]
+        assert "export HPBENCH_CONTROL_UPSTREAM=https://responses.example/v1" in text
+        assert "export HPBENCH_HPATCH_UPSTREAM=https://responses.example/v1" in text
+        assert "export HPBENCH_EGRESS_INTERNAL=false" in text
+        assert not RunLayout(tmp_path / "run").replay.exists()
+
+
+class TestPlanEnv:
+    def test_sourced_values_are_the_plan(self, tmp_path: Path) -> None:
+        """Sourcing plan.env exports each declared variable with the plan's value, and only
+        those."""
+        exported = planned_env(tmp_path / "run")
+        assert [variable.name for variable in SHELL_VARIABLES] == list(exported)
+        assert "control hpatch" == exported["BENCH_ARMS"]
+        assert "true" == exported["BENCH_OFFLINE_DEMO"]
+        assert str(RunLayout(tmp_path / "run").grader_spec) == exported["BENCH_GRADER_SPEC"]
+
+    def test_hostile_paths_are_data(self, tmp_path: Path) -> None:
+        """A task directory whose path holds quotes and a command substitution is a value
+        when sourced, never run."""
+        tasks = tmp_path / "it's $(touch pwned) `touch pwned2`"
+        shutil.copytree(TASKS_DIR / TASK, tasks / TASK)
+        exported = planned_env(tmp_path / "run", env={"HPBENCH_TASKS_DIR": str(tasks)})
+        assert str((tasks / TASK / "prompt.md").resolve()) == exported["BENCH_PROMPT_FILE"]
+        assert not list(REPO_ROOT.glob("pwned*"))
+        assert not list(tmp_path.glob("pwned*"))
+
+    def test_cli_refuses_without_writing(self, tmp_path: Path) -> None:
+        """``hpbench run plan`` with a bad setting exits 1 naming it; nothing is written."""
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        done = run([str(HPBENCH), "run", "plan", "paired", str(run_dir)], {"EFFORT": "max"})
+        assert 1 == done.returncode
+        assert "EFFORT" in done.stderr
+        assert [] == list(run_dir.iterdir())
+
+
+class TestEverySettingReachesSomething:
+    def test_each_variable_is_read_where_it_says(self) -> None:
+        """Every plan.env variable appears, expanded, in each file named as its consumer."""
+        unread = [
+            f"{variable.name} in {consumer}"
+            for variable in SHELL_VARIABLES
+            for consumer in variable.consumers
+            if "${" + variable.name not in (REPO_ROOT / consumer).read_text()
+        ]
+        assert [] == unread
+
+    def test_each_setting_has_a_consumer(self) -> None:
+        """Every setting feeds a plan.env variable or is read from run.json by a named
+        module: a setting that reaches nothing fails here."""
+        fed = {source for variable in SHELL_VARIABLES for source in variable.sources}
+        unconsumed = [
+            field.name
+            for field in attrs.fields(Settings)
+            if field.name not in fed and field.name not in RUN_JSON_CONSUMERS
+        ]
+        assert [] == unconsumed
+
+    def test_run_json_readers_read_it(self) -> None:
+        unread = [
+            f"{name} in {module}"
+            for name, modules in RUN_JSON_CONSUMERS.items()
+            for module in modules
+            if f'"{name}"' not in (REPO_ROOT / module).read_text()
+        ]
+        assert [] == unread
+
+    def test_sources_are_plan_fields(self) -> None:
+        names = {field.name for field in attrs.fields(RunPlan)}
+        assert [] == [
+            (variable.name, source)
+            for variable in SHELL_VARIABLES
+            for source in variable.sources
+            if source not in names
+        ]
+
+
+class TestLoadPlan:
+    @pytest.fixture
+    def document(self, tmp_path: Path) -> dict[str, object]:
+        _plan(tmp_path / "run")
+        return json.loads(RunLayout(tmp_path / "run").run_json.read_text())  # type: ignore[no-any-return]
+
+    def _refused(self, tmp_path: Path, document: dict[str, object]) -> list[tuple[str, str]]:
+        RunLayout(tmp_path / "run").run_json.write_text(json.dumps(document))
+        with pytest.raises(ContractError) as caught:
+            load_plan(tmp_path / "run")
+        return [(f.code, f.field or "") for f in caught.value.findings]
+
+    def test_unknown_field(self, tmp_path: Path, document: dict[str, object]) -> None:
+        found = self._refused(tmp_path, {**document, "router_image": "x"})
+        assert [("plan.schema", "$")] == found
+
+    def test_wrong_type_names_the_field(self, tmp_path: Path, document: dict[str, object]) -> None:
+        assert [("plan.schema", "$.repetitions")] == self._refused(
+            tmp_path, {**document, "repetitions": "2"}
+        )
+
+    def test_other_schema(self, tmp_path: Path, document: dict[str, object]) -> None:
+        assert [("plan.schema", "$.schema")] == self._refused(
+            tmp_path, {**document, "schema": "hpbench.run.v1"}
+        )
+
+    def test_missing_field(self, tmp_path: Path, document: dict[str, object]) -> None:
+        del document["grader"]
+        assert [("plan.schema", "$.grader")] == self._refused(tmp_path, document)

@@ -4,7 +4,9 @@ A task is a manifest plus files. Loading is two passes: cattrs turns the TOML
 into attrs classes (unknown keys and wrong types refused, each with its
 ``$.path``), then :func:`check_manifest` checks what types cannot say (paths
 stay inside the task, files exist, revisions look like revisions). Both passes
-report every problem they find, not just the first.
+report every problem they find, not just the first. Matching a go-test
+grader's ``required_tests`` against the hidden Go files is
+:mod:`hpbench.task.go_tests`.
 
 Later sections of the specification (commentary coverage profiles, an exact
 final response, required CTP compression, mentor settings) become optional
@@ -24,6 +26,7 @@ import attrs
 from hpbench._convert import make_converter, structure
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.task.go_tests import check_required_tests, declared_tests, go_module_path
 
 MANIFEST_NAME = "task.toml"
 SCHEMA_VERSION = 1
@@ -32,11 +35,6 @@ _REVISION = re.compile(r"^[0-9a-f]{40}$")
 _TASK_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _GO_VERSION = re.compile(r"^1\.\d+(\.\d+)?$")
 _MODULE_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~/-]*$")
-_TEST_NAME = re.compile(r"^Test[A-Za-z0-9_]*$")
-# A top-level Go test declared in a _test.go file: func TestX(t *testing.T).
-_TEST_DECLARATION = re.compile(
-    r"^func (Test[A-Za-z0-9_]*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE
-)
 
 
 class OracleTier(enum.Enum):
@@ -372,12 +370,7 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
 
 
 def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
-    """A go-test grader names every hidden test, by package, and only hidden tests.
-
-    Each named test must be declared in a hidden file of a directory the package
-    ends in, and every test the hidden files declare must be named: a hidden test
-    that nobody requires could fail unnoticed.
-    """
+    """A go-test grader names every hidden test, by package; no other grader names any."""
     grader = manifest.grader
     field = "$.grader.required_tests"
     if grader.kind is not GraderKind.GO_TEST:
@@ -400,78 +393,13 @@ def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> li
                 field,
             )
         ]
-    findings: list[Finding] = []
-    declared = _declared_hidden_tests(grader, task_dir)
-    module = _bundled_module_path(manifest, task_dir)
-    named: dict[str, set[str]] = {}
-    for package, tests in grader.required_tests.items():
-        where = f"{field}[{package!r}]"
-        directories = [d for d in declared if _package_of(d, module, package) == package]
-        available = set().union(*(declared[d] for d in directories)) if directories else set()
-        if not tests:
-            findings.append(
-                Finding("manifest.grader.required_tests", "names no test", source, where)
-            )
-        for index, test in enumerate(tests):
-            if not _TEST_NAME.match(test):
-                message = f"{test!r} is not a top-level Go test name (Test...)"
-            elif test not in available:
-                message = f"{test} is not declared in any hidden _test.go file of {package}"
-            else:
-                named.setdefault(package, set()).add(test)
-                continue
-            findings.append(
-                Finding("manifest.grader.required_tests", message, source, f"{where}[{index}]")
-            )
-    for directory, declared_tests in sorted(declared.items()):
-        unnamed = sorted(t for t in declared_tests if not any(t in n for n in named.values()))
-        if unnamed:
-            findings.append(
-                Finding(
-                    "manifest.grader.required_tests",
-                    f"hidden tests in {directory}/ that no package names: {', '.join(unnamed)}",
-                    source,
-                    field,
-                )
-            )
-    return findings
-
-
-_GO_MODULE = re.compile(r"^module\s+(\S+)\s*$", re.MULTILINE)
-
-
-def _bundled_module_path(manifest: Manifest, task_dir: Path) -> str | None:
-    """The module path in a bundled base's go.mod; None when there is none to read."""
-    if manifest.source.kind is not SourceKind.BUNDLED or manifest.source.base is None:
-        return None
-    try:
-        text = (task_dir / manifest.source.base / "go.mod").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    match = _GO_MODULE.search(text)
-    return match[1].strip('"') if match else None
-
-
-def _package_of(directory: str, module: str | None, package: str) -> str | None:
-    """The import path of a hidden directory: exact when the module is known, else the
-    named package when it ends in that directory (a git source's module is not here)."""
-    if module is not None:
-        return module if directory == "." else f"{module}/{directory}"
-    if directory == "." or package.endswith(f"/{directory}"):
-        return package
-    return None
-
-
-def _declared_hidden_tests(grader: Grader, task_dir: Path) -> dict[str, set[str]]:
-    """The top-level tests each directory's hidden _test.go files declare."""
-    declared: dict[str, set[str]] = {}
-    for name in grader.files:
-        path = task_dir / grader.root / name
-        if not name.endswith("_test.go") or not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        declared.setdefault(str(Path(name).parent), set()).update(_TEST_DECLARATION.findall(text))
-    return declared
+    module = None
+    if manifest.source.kind is SourceKind.BUNDLED and manifest.source.base is not None:
+        module = go_module_path(task_dir / manifest.source.base)
+    hidden = [(name, task_dir / grader.root / name) for name in grader.files]
+    return check_required_tests(
+        grader.required_tests, declared_tests(hidden), module, source=source, field=field
+    )
 
 
 def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:

@@ -80,6 +80,11 @@ def response_events(
     usage: Usage,
     fault: Fault | None,
 ) -> list[dict[str, Any]]:
+    """The SSE events of one response: created, each item, then completed (or failed).
+
+    Message text is streamed as 16-character deltas; a ``response_failed`` fault
+    replaces everything after ``response.created`` with one ``response.failed``.
+    """
     base = {"id": response_id, "object": "response", "model": model}
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {**base, "status": "in_progress"}}

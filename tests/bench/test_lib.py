@@ -10,6 +10,8 @@ import pytest
 
 from hpbench.rundir import arm_order
 
+from ..topology.test_proofs_script import closed_port, serving
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LIB = REPO_ROOT / "benchmarks" / "libexec" / "bench-lib.sh"
 
@@ -37,3 +39,62 @@ def test_only_the_scheduled_arms() -> None:
     """control-only schedules control alone, whatever the repetition."""
     assert ["control"] == scheduled(2, "control")
     assert [] == scheduled(1, "")
+
+
+# An engine whose `exec ID bash -c SCRIPT NAME PORT ...` runs SCRIPT here with the
+# router's port mapped to $ROUTER_PORT, and whose `cp ID:/capture DEST` makes DEST.
+FAKE_DOCKER = r"""#!/usr/bin/env bash
+case "$1" in
+  exec)
+    while [[ "$1" != bash ]]; do shift; done
+    script="$3" name="$4"
+    shift 5
+    exec bash -c "${script}" "${name}" "${ROUTER_PORT}" "$@"
+    ;;
+  cp) mkdir -p "$3" && echo captured >"$3/records.jsonl" ;;
+  *) exit 1 ;;
+esac
+"""
+
+
+def collect(tmp_path: Path, port: int) -> tuple[int, Path]:
+    """collect_router against the stand-in engine; its status and evidence directory."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(FAKE_DOCKER)
+    (bin_dir / "docker").chmod(0o755)
+    out = tmp_path / "evidence"
+    done = subprocess.run(
+        ["bash", "-c", f'source "{LIB}"; collect_router router-id "$1"', "lib", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={
+            **os.environ,
+            "BENCH_ROOT": str(REPO_ROOT),
+            "ROUTER_PORT": str(port),
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        },
+        timeout=60,
+    )
+    return done.returncode, out
+
+
+def test_collect_router_keeps_the_metrics_body(tmp_path: Path) -> None:
+    """The router's /api/metrics body (Content-Length bytes of it) and its capture land
+    in the evidence directory, through in-container/proofs get."""
+    with serving() as port:
+        status, out = collect(tmp_path, port)
+    assert 0 == status
+    assert '{"v": 4}' == (out / "metrics.json").read_text()
+    assert "" == (out / "metrics.stderr").read_text()
+    assert (out / "capture" / "records.jsonl").is_file()
+    assert (out / "collected").is_file()
+
+
+def test_collect_router_without_an_answer(tmp_path: Path) -> None:
+    """A router that does not answer: status 1, no body, and the attempt still marked."""
+    status, out = collect(tmp_path, closed_port())
+    assert 1 == status
+    assert "" == (out / "metrics.json").read_text()
+    assert (out / "collected").is_file()

@@ -2,7 +2,7 @@
 
 Each fault is injected alone (an override file or a config), so each test shows
 that one proof catches it; ``bench-isolation`` then exits 1 with
-"isolation proof failed: <service>: <proof>" and "no arm may start".
+"isolation proof failed: <service>: <proof>: <why>" and "no arm may start".
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class TestFaultsAreCaught:
         config.write_text(text.replace("apps = false", "apps = true"))
         topology.up()
         failed = _failed(topology.isolation())
-        assert ["control-agent: apps.disabled (codex features list shows apps true)"] == failed
+        assert ["control-agent: apps.disabled: codex features list shows apps true"] == failed
 
     def test_missing_module_with_proxy_off(self, topology: Any) -> None:
         """A workspace needing a module the read-only cache lacks fails go.offline."""
@@ -131,9 +131,9 @@ class TestFaultsAreCaught:
         topology.up()
         failed = _failed(topology.isolation())
         assert 2 == len(failed), failed
-        assert failed[0].startswith("hpatch-agent: go.login-shell (/bin/bash -lc ")
+        assert failed[0].startswith("hpatch-agent: go.login-shell: /bin/bash -lc ")
         assert "PATH=/usr/bin:/bin" in failed[0]
-        assert failed[1].startswith("hpatch-agent: go.offline (/bin/bash -lc 'go mod download all'")
+        assert failed[1].startswith("hpatch-agent: go.offline: /bin/bash -lc 'go mod download all'")
 
     def test_proofs_that_cannot_run_are_named(self, topology: Any) -> None:
         """An agent with nowhere to write (a read-only root, as always, and no /tmp) cannot

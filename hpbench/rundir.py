@@ -34,6 +34,11 @@ def arm_order(repetition: int) -> tuple[Arm, Arm]:
     return (Arm.HPATCH, Arm.CONTROL)
 
 
+# Each arm's base instructions in instructions/ (bench-instructions derives them).
+INSTRUCTIONS_FILES = {Arm.CONTROL: "control.md", Arm.HPATCH: "treatment.md"}
+# The workspace's path as Codex sees it inside the agent (compose.yaml mounts it there).
+AGENT_WORKSPACE = "/workspace"
+
 # Files of one attempt directory (attempts/<rep>-<arm>/).
 CODEX_JSONL = "codex.jsonl"
 RESULT_JSON = "result.json"
@@ -72,6 +77,10 @@ class RunLayout:
     def replay(self) -> Path:
         """The scripted provider's scripts (offline demo only)."""
         return self.root / "replay"
+
+    def instructions(self, arm: Arm) -> Path:
+        """The arm's retained base instructions."""
+        return self.root / "instructions" / INSTRUCTIONS_FILES[arm]
 
     def codex_config(self, arm: str) -> Path:
         """The arm's Codex configuration for every repetition: ``codex/<arm>/config.toml``."""

@@ -45,19 +45,6 @@ scheduled_arms() {
   return 0
 }
 
-# `hpbench attempt result` for RUN_DIR's attempt of ARM in repetition REP at place
-# ORDER, from the run's settings (BENCH_*); extra arguments pass through. Its status:
-# 0 passed, 1 failed, more: the object could not be written.
-attempt_result() {
-  local run_dir="$1" rep="$2" arm="$3" order="$4"
-  shift 4
-  hpbench attempt result "${run_dir}/attempts/${rep}-${arm}" --task "${BENCH_TASK}" \
-    --run-id "$(basename "${run_dir}")" --arm "${arm}" --repetition "${rep}" \
-    --pair-order "${order}" --model "${BENCH_MODEL}" --effort "${BENCH_EFFORT}" \
-    --instructions "${run_dir}/instructions/$(instructions_file "${arm}")" \
-    --workspace-root /workspace "$@" >/dev/null
-}
-
 # Each container of a Compose project, one a line: "service id state".
 project_containers() {
   docker ps --all --filter "label=com.docker.compose.project=$1" \

@@ -9,8 +9,9 @@ from typing import Any
 
 import attrs
 
-from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
+from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench.errors import HpbenchError
+from hpbench.finish import finish_run
 from hpbench.plan import write_plan
 from hpbench.rundir import RunLayout
 from hpbench.settings import KNOWN_MODES, settings_from_env
@@ -59,6 +60,18 @@ def register(commands: Any) -> None:
     )
     plan.set_defaults(handler=plan_command)
 
+    finish = sub.add_parser(
+        "finish",
+        help="every scheduled attempt's result.json, results.jsonl, report.json and summary.md",
+        description=(
+            "Builds each scheduled attempt's object from its evidence (an attempt that never "
+            "ran is classed infrastructure), merges them and writes the report. Exit 0 only "
+            "when every scheduled attempt passed and all evidence validated."
+        ),
+    )
+    finish.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    finish.set_defaults(handler=finish_command)
+
 
 def settings_command(args: argparse.Namespace) -> int:
     """``hpbench run settings MODE``."""
@@ -86,3 +99,13 @@ def plan_command(args: argparse.Namespace) -> int:
     )
     print_raw(f"{RunLayout(args.run_dir).plan_env}  ({plan.mode}, task {plan.task})")
     return EXIT_OK
+
+
+def finish_command(args: argparse.Namespace) -> int:
+    """``hpbench run finish RUN_DIR``: prints the summary's path and the outcome."""
+    report = finish_run(args.run_dir)
+    outcome = report["outcome"]
+    print_raw(f"{RunLayout(args.run_dir).summary}: {'ok' if outcome['ok'] else 'not ok'}")
+    for reason in outcome["reasons"]:
+        print_raw(f"  {reason}")
+    return EXIT_OK if outcome["ok"] else EXIT_FINDINGS

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from hpbench.reference.starts import counting_venv, python_starts
+
 from .conftest import (
     BENCH,
+    REPO_ROOT,
     RUN_TIMEOUT,
     SCENARIOS,
     bench,
@@ -30,10 +33,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.e2e]
 
 
 class TestOfflineDemo:
-    def test_paired_two_repetitions(self, runs_dir: Path) -> None:
+    def test_paired_two_repetitions(self, runs_dir: Path, tmp_path: Path) -> None:
         """The offline paired demo with two repetitions: both arms pass in both, the order
-        alternates, captures validate, statistics are printed, and nothing is left in Docker."""
-        env = bench_env(runs_dir, REPETITIONS="2")
+        alternates, captures validate, statistics are printed, nothing is left in Docker,
+        and the harness starts Python at most 8 + 3 x 2 times (the run plan's target)."""
+        venv = counting_venv(tmp_path / "venv", REPO_ROOT / ".venv")
+        env = bench_env(runs_dir, REPETITIONS="2", HPBENCH_VENV=str(venv))
         env.pop("HPBENCH_SKIP_BUILD")  # the first run of the session builds the images
         result = subprocess.run(
             [str(BENCH)], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT, check=False
@@ -56,6 +61,9 @@ class TestOfflineDemo:
         assert (run_dir / "log.jsonl").is_file()
         assert 0o700 == run_dir.stat().st_mode & 0o777
         assert [] == leftovers(run_dir)
+        starts = python_starts(venv)
+        assert len(starts) <= 8 + 3 * 2, starts
+        assert 2 == starts.count("topology proofs") + starts.count("topology verify"), starts
 
 
 class TestScriptedFailures:

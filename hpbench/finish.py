@@ -1,0 +1,118 @@
+"""Finishing a run: every scheduled attempt's object, the merged results, the report.
+
+``hpbench run finish RUN_DIR`` does all three in one start, after the repetitions
+(or an interrupt). Attempt objects are a function of the evidence alone, so they
+are built here rather than one Python start per attempt: an attempt that never
+ran gets one too, classed infrastructure, so a report never silently counts
+fewer attempts than were scheduled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from hpbench._jsonio import write_atomic
+from hpbench.errors import HpbenchError
+from hpbench.plan import RunPlan, load_plan
+from hpbench.report import build_report, render_summary
+from hpbench.report.captures import check_router_capture
+from hpbench.results import AttemptIdentity, build_attempt, merge_results, write_result
+from hpbench.rundir import AGENT_WORKSPACE, CAPTURE_DIR, Arm, RunLayout, arm_order
+from hpbench.task.fingerprint import task_fingerprint
+from hpbench.task.manifest import Task, load_manifest
+
+log = structlog.get_logger()
+NOT_RUN = "the attempt did not run to completion"
+INFRASTRUCTURE_NOTE = "infrastructure.txt"
+
+
+def scheduled(plan: RunPlan) -> list[tuple[int, int, Arm]]:
+    """Every scheduled attempt as (repetition, place in its pair, arm), in run order."""
+    arms = {Arm(name) for name in plan.arms}
+    attempts = []
+    for repetition in range(1, plan.repetitions + 1):
+        order = [arm for arm in arm_order(repetition) if arm in arms]
+        attempts += [(repetition, place, arm) for place, arm in enumerate(order, start=1)]
+    return attempts
+
+
+def _task_of(plan: RunPlan) -> tuple[Task, str | None]:
+    """The plan's task, and why its attempts are void when it changed since planning."""
+    task = load_manifest(Path(plan.task_directory))
+    if task_fingerprint(task) != plan.fingerprint:
+        return task, f"task {plan.task} changed since the run was planned"
+    return task, None
+
+
+def write_attempts(run_dir: Path, plan: RunPlan) -> None:
+    """``result.json`` for every scheduled attempt of the run."""
+    layout = RunLayout(run_dir)
+    task, changed = _task_of(plan)
+    manifest = task.manifest
+    for repetition, place, arm in scheduled(plan):
+        directory = layout.attempt(repetition, arm.value)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        note = directory / INFRASTRUCTURE_NOTE
+        # grader.seconds is the last thing bench-attempt writes: without it the attempt stopped.
+        reasons = [NOT_RUN] if not (directory / "grader.seconds").is_file() else []
+        reasons += [changed] if changed else []
+        if reasons and not (note.is_file() and note.read_text(encoding="utf-8").strip()):
+            write_atomic(note, "".join(f"{reason}\n" for reason in reasons))
+        instructions = layout.instructions(arm)
+        try:
+            digest = hashlib.sha256(instructions.read_bytes()).hexdigest()
+        except OSError as exc:
+            msg = f"cannot read the {arm.value} arm's instructions {instructions}: {exc}"
+            raise HpbenchError(msg) from None
+        identity = AttemptIdentity(
+            run_id=plan.run_id,
+            task_id=plan.task,
+            task_fingerprint=plan.fingerprint,
+            arm=arm.value,
+            repetition=repetition,
+            pair_order=place,
+            model=plan.model,
+            effort=plan.effort,
+            instructions_artifact=str(instructions.relative_to(run_dir)),
+            instructions_sha256=digest,
+        )
+        attempt = build_attempt(
+            directory,
+            identity,
+            manifest.paths.allowed,
+            AGENT_WORKSPACE,
+            required_tests=manifest.grader.required_tests,
+            oracle_tier=manifest.oracle_tier.value,
+            router_capture=layout.router(repetition, arm.value) / CAPTURE_DIR,
+        )
+        write_result(directory, attempt)
+        log.info(
+            "attempt_result",
+            arm=arm.value,
+            repetition=repetition,
+            passed=attempt.passed,
+            failure_class=attempt.failure_class.value,
+        )
+
+
+def write_report(run_dir: Path) -> dict[str, Any]:
+    """report.json and summary.md from the merged results; the report document."""
+    layout = RunLayout(run_dir)
+    report = build_report(run_dir, check_router_capture)
+    write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_atomic(layout.summary, render_summary(report))
+    log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])
+    return report
+
+
+def finish_run(run_dir: Path) -> dict[str, Any]:
+    """Attempt objects, ``results.jsonl`` and the report of a planned run."""
+    plan = load_plan(run_dir)
+    write_attempts(run_dir, plan)
+    merge_results(run_dir)
+    return write_report(run_dir)

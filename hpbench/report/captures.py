@@ -3,7 +3,8 @@
 A router directory (``routers/<repetition>-<arm>/``) holds ``metrics.json``
 (the ``/api/metrics`` snapshot) and ``capture/`` (the records). The attempt's
 Codex JSONL is passed along so each root thread's usage is reconciled with
-what Codex reported for it.
+what Codex reported for it. The verdict keeps the validator's typed snapshot and
+its findings as they are (code, file, line, field); the report reads nothing else.
 """
 
 from __future__ import annotations
@@ -12,31 +13,46 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hpbench.capture.validator import validate_capture
-from hpbench.report.model import CaptureVerdict
+from hpbench.findings import Finding
+from hpbench.report.verdict import CaptureVerdict
 from hpbench.rundir import METRICS_JSON
 
 SNAPSHOT_NAME = METRICS_JSON
 RECORDS_DIR = "capture"
+EVIDENCE_MISSING = "report.evidence.missing"
+CODEX_JSONL_MISSING = "report.codex_jsonl.missing"
 
 
 def check_router_capture(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]) -> CaptureVerdict:
-    """Validate one router's evidence for ``arm``; every finding is kept as text."""
+    """Validate one router's evidence for ``arm``."""
     snapshot = router_dir / SNAPSHOT_NAME
     records = router_dir / RECORDS_DIR
     problems = [
-        f"missing router evidence: {path}" for path in (snapshot, records) if not path.exists()
+        Finding(EVIDENCE_MISSING, "missing router evidence", str(path))
+        for path in (snapshot, records)
+        if not path.exists()
     ]
     # The second source of every root thread's usage is Codex's own turn.completed. Without
     # its stream the capture's figures would stand unchecked, so a missing stream fails the
     # arm instead of quietly skipping the reconciliation.
     problems += [
-        f"missing Codex JSONL: {path}; the capture cannot be reconciled with turn.completed"
+        Finding(
+            CODEX_JSONL_MISSING,
+            "missing Codex JSONL; the capture cannot be reconciled with turn.completed",
+            str(path),
+        )
         for path in codex_jsonl
         if not path.is_file()
     ]
     if not codex_jsonl:
-        problems.append("no Codex JSONL named; the capture cannot be reconciled with Codex")
+        problems.append(
+            Finding(
+                CODEX_JSONL_MISSING,
+                "no Codex JSONL named; the capture cannot be reconciled with Codex",
+                str(router_dir),
+            )
+        )
     if problems:
-        return CaptureVerdict(False, tuple(problems))
+        return CaptureVerdict(tuple(problems), None)
     report = validate_capture(records, snapshot, arm=arm, codex_jsonl=list(codex_jsonl), jobs=1)
-    return CaptureVerdict(report.ok, tuple(str(finding) for finding in report.findings))
+    return CaptureVerdict(report.findings, report.snapshot)

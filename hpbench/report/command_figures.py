@@ -13,22 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from hpbench.commands import analyze_file, observations
+from hpbench.results.model import Attempt
 from hpbench.rundir import CODEX_JSONL, RunLayout
 
 
-def _analyse(jsonl: Path, workspace_root: Any) -> Any:
+def _analyse(jsonl: Path, workspace_root: str) -> Any:
     """The analysis of one stream, or None when it cannot be read at all."""
     if not jsonl.is_file():
         return None
-    root = workspace_root if isinstance(workspace_root, str) else None
     try:
-        return analyze_file(jsonl, workspace_root=root)
+        return analyze_file(jsonl, workspace_root=workspace_root)
     except (OSError, UnicodeDecodeError):
         return None
 
 
 def command_figures(
-    run_dir: Path, results: list[dict[str, Any]], arms: Sequence[str]
+    run_dir: Path, results: Sequence[Attempt], arms: Sequence[str]
 ) -> dict[str, Any]:
     """Per arm: invocation counts, loops and observations over the analysed attempts."""
     per_arm: dict[str, Any] = {}
@@ -38,11 +38,11 @@ def command_figures(
         loops = workspace_loops = analysed = attempts = 0
         notes: list[str] = []
         for result in results:
-            if result["arm"] != arm:
+            if result.arm != arm:
                 continue
             attempts += 1
-            jsonl = RunLayout(run_dir).attempt(result["repetition"], arm) / CODEX_JSONL
-            analysis = _analyse(jsonl, result.get("workspace_root"))
+            jsonl = RunLayout(run_dir).attempt(result.repetition, arm) / CODEX_JSONL
+            analysis = _analyse(jsonl, result.workspace_root)
             if analysis is None:
                 continue
             analysed += 1

@@ -17,12 +17,13 @@ from typing import Any
 
 import attrs
 
+from hpbench.results.model import Attempt, FailureClass
 from hpbench.rundir import Arm
 from hpbench.stats import mcnemar_exact, wilson_interval
 
 CONTROL_ARM = Arm.CONTROL.value
 TREATMENT_ARM = Arm.HPATCH.value
-INFRASTRUCTURE = "infrastructure"
+INFRASTRUCTURE = FailureClass.INFRASTRUCTURE
 # McNemar needs pairs to compare; one pair can never be discordant enough to show anything.
 MIN_PAIRS_FOR_TEST = 2
 # How much of a harness failure's own text the report keeps as the reason (it may
@@ -38,29 +39,29 @@ class Populations:
     both_passed: tuple[int, ...]
 
 
-def _void_reason(result: dict[str, Any] | None) -> str | None:
+def _void_reason(result: Attempt | None) -> str | None:
     if result is None:
         return "no result"
-    if result.get("failure_class") != INFRASTRUCTURE:
+    if result.failure_class is not INFRASTRUCTURE:
         return None
-    detail = result.get("infrastructure_error")
-    if isinstance(detail, str) and detail.strip():
+    detail = result.infrastructure_error
+    if detail is not None and detail.strip():
         first_line = detail.strip().splitlines()[0]
         return f"infrastructure failure: {first_line[:REASON_CHARS]}"
     return "infrastructure failure"
 
 
 def _pairs(
-    results: list[dict[str, Any]], arms: Sequence[str], repetitions: int
+    results: Sequence[Attempt], arms: Sequence[str], repetitions: int
 ) -> list[dict[str, Any]]:
-    scheduled = set(range(1, repetitions + 1)) | {int(r["repetition"]) for r in results}
+    scheduled = set(range(1, repetitions + 1)) | {r.repetition for r in results}
     pairs = []
     for repetition in sorted(scheduled):
-        members = {r["arm"]: r for r in results if r["repetition"] == repetition}
+        members = {r.arm: r for r in results if r.repetition == repetition}
         reasons = {
             arm: reason for arm in arms if (reason := _void_reason(members.get(arm))) is not None
         }
-        first = min(members.values(), key=lambda r: r["pair_order"])["arm"] if members else None
+        first = min(members.values(), key=lambda r: r.pair_order).arm if members else None
         pairs.append(
             {
                 "repetition": repetition,
@@ -69,7 +70,7 @@ def _pairs(
                 "void_reasons": reasons,
                 "arms": {
                     arm: (
-                        {"passed": r["passed"], "failure_class": r["failure_class"]}
+                        {"passed": r.passed, "failure_class": r.failure_class.value}
                         if (r := members.get(arm)) is not None
                         else None
                     )
@@ -104,31 +105,31 @@ def _attrition(arm: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"voided": sum(reasons.values()), "reasons": dict(sorted(reasons.items()))}
 
 
-def _hidden_tests(mine: list[dict[str, Any]]) -> dict[str, int] | None:
+def _hidden_tests(mine: Sequence[Attempt]) -> dict[str, int] | None:
     """Required hidden tests passed over those required, summed over the arm's judged
     attempts; None when no attempt was judged test by test."""
-    verdicts = [v for r in mine if (v := (r.get("grader") or {}).get("hidden_tests")) is not None]
+    verdicts = [v for r in mine if (v := r.grader.hidden_tests) is not None]
     if not verdicts:
         return None
     return {
         "attempts": len(verdicts),
-        "passed": sum(len(v["passed"]) for v in verdicts),
-        "required": sum(int(v["required"]) for v in verdicts),
+        "passed": sum(len(v.passed) for v in verdicts),
+        "required": sum(v.required for v in verdicts),
     }
 
 
-def _arm(arm: str, results: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    mine = [r for r in results if r["arm"] == arm]
+def _arm(arm: str, results: Sequence[Attempt], pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    mine = [r for r in results if r.arm == arm]
     compared = [p["arms"][arm] for p in pairs if not p["voided"]]
     passed = sum(1 for outcome in compared if outcome["passed"])
     rate = wilson_interval(passed, len(compared))
     return {
         "attempts": len(mine),
-        "passed": sum(1 for r in mine if r["passed"]),
-        "failed": sum(1 for r in mine if not r["passed"] and r["failure_class"] != INFRASTRUCTURE),
-        "infrastructure": sum(1 for r in mine if r["failure_class"] == INFRASTRUCTURE),
+        "passed": sum(1 for r in mine if r.passed),
+        "failed": sum(1 for r in mine if not r.passed and r.failure_class is not INFRASTRUCTURE),
+        "infrastructure": sum(1 for r in mine if r.failure_class is INFRASTRUCTURE),
         "failure_classes": dict(
-            sorted(Counter(r["failure_class"] for r in mine if not r["passed"]).items())
+            sorted(Counter(r.failure_class.value for r in mine if not r.passed).items())
         ),
         "hidden_tests": _hidden_tests(mine),
         "pass_rate": None if rate is None else attrs.asdict(rate),
@@ -158,12 +159,12 @@ def _mcnemar(pairs: list[dict[str, Any]], arms: Sequence[str]) -> dict[str, Any]
 
 
 def correctness(
-    results: list[dict[str, Any]], arms: Sequence[str], repetitions: int
+    results: Sequence[Attempt], arms: Sequence[str], repetitions: int
 ) -> dict[str, Any]:
     """Per-arm outcomes with pass rates and attrition, the pairs, and McNemar."""
     pairs = _pairs(results, arms, repetitions)
     chosen = populations(pairs)
-    tiers = sorted({str(r.get("oracle_tier", "correctness")) for r in results})
+    tiers = sorted({r.oracle_tier for r in results})
     return {
         "oracle_tier": tiers[0] if len(tiers) == 1 else None,
         "arms": {arm: _arm(arm, results, pairs) for arm in arms},

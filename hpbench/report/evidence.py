@@ -5,7 +5,8 @@ carried usage, the cached count kept apart from a cached count that was missing,
 null or invalid (or unavailable because the attempt had no usage at all), and the
 models the provider reported. The provider's request id is never copied.
 
-The rows are then reconciled with the router's own snapshot: the attempt count,
+The rows are then reconciled with the router's snapshot as the capture validator
+read it (typed; this module never reads ``metrics.json`` itself): the attempt count,
 the cached-count states, the explicit cached sum and the per-model attempt counts
 must agree. Nothing is filled in from the snapshot's counters when the records
 cannot be read: the table says so instead.
@@ -13,18 +14,15 @@ cannot be read: the table says so instead.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hpbench.capture.models import ClientRecord, ProviderRecord, UsageState
+from hpbench.capture.models import ClientRecord, MetricsSnapshot, ProviderRecord, UsageState
 from hpbench.capture.validator import iter_records
 from hpbench.errors import ContractError
-from hpbench.report.figures import dig_count
-from hpbench.rundir import METRICS_JSON
+from hpbench.report.figures import snapshot_count
 
-SNAPSHOT_NAME = METRICS_JSON
 RECORDS_DIR = "capture"
 # The cached column of an attempt without usage: there is no count to be explicit about.
 NO_USAGE = "unavailable"
@@ -86,35 +84,17 @@ def _model_counts(rows: list[dict[str, Any]]) -> ModelCounts:
     return {key: (attempts[key], with_usage[key]) for key in attempts}
 
 
-def _model_name(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    msg = "a model name is neither a string nor null"
-    raise ValueError(msg)
+def _snapshot_models(snapshot: MetricsSnapshot) -> ModelCounts:
+    return {
+        (entry.role.value, entry.request_model, entry.response_model, entry.header_model): (
+            entry.attempts,
+            entry.attempts_with_usage,
+        )
+        for entry in snapshot.models
+    }
 
 
-def _snapshot_models(snapshot: Any) -> ModelCounts | None:
-    models = snapshot.get("models") if isinstance(snapshot, dict) else None
-    if not isinstance(models, list):
-        return None
-    counts: ModelCounts = {}
-    for entry in models:
-        if not isinstance(entry, dict):
-            return None
-        try:
-            key = (
-                str(entry.get("role")),
-                _model_name(entry.get("request_model")),
-                _model_name(entry.get("response_model")),
-                _model_name(entry.get("header_model")),
-            )
-        except ValueError:
-            return None
-        counts[key] = (dig_count(entry, ("attempts",)), dig_count(entry, ("attempts_with_usage",)))
-    return counts
-
-
-def reconcile(rows: list[dict[str, Any]], snapshot: Any) -> list[str]:
+def reconcile(rows: list[dict[str, Any]], snapshot: MetricsSnapshot) -> list[str]:
     """Where the rows and the snapshot disagree; empty when they reconcile."""
     problems = []
     states = Counter(row["cached_input_state"] for row in rows)
@@ -130,37 +110,26 @@ def reconcile(rows: list[dict[str, Any]], snapshot: Any) -> list[str]:
         (("usage", "cached_input_invalid"), states["invalid"]),
     )
     for path, from_rows in expected:
-        said = dig_count(snapshot, path)
+        said = snapshot_count(snapshot, path)
         if said != from_rows:
-            shown = "nothing" if said is None else said
-            problems.append(f"$.{'.'.join(path)}: snapshot says {shown}, records {from_rows}")
-    models = _snapshot_models(snapshot)
-    if models is None:
-        problems.append("$.models: snapshot has no readable models table")
-    elif models != _model_counts(rows):
+            problems.append(f"$.{'.'.join(path)}: snapshot says {said}, records {from_rows}")
+    if _snapshot_models(snapshot) != _model_counts(rows):
         problems.append("$.models: provider-reported models differ from the records")
     return problems
 
 
-def _read_snapshot(path: Path) -> tuple[Any, str | None]:
-    try:
-        with path.open(encoding="utf-8") as stream:
-            return json.load(stream), None
-    except FileNotFoundError:
-        return None, "no snapshot"
-    except (OSError, ValueError, RecursionError) as exc:
-        return None, f"snapshot unreadable: {exc}"
+def router_evidence(router_dir: Path, snapshot: MetricsSnapshot | None) -> dict[str, Any]:
+    """One router's provider rows and their reconciliation with its snapshot.
 
-
-def router_evidence(router_dir: Path) -> dict[str, Any]:
-    """One router's provider rows and their reconciliation with its snapshot."""
+    ``snapshot`` is the one the capture validator read; None when it could not read it
+    (the capture's findings say why), and then nothing is reconciled.
+    """
     rows, why = read_rows(router_dir / RECORDS_DIR)
-    snapshot, snapshot_problem = _read_snapshot(router_dir / SNAPSHOT_NAME)
     problems: list[str] = []
     if rows is None:
         problems.append(f"no rows: {why}")
-    if snapshot_problem is not None:
-        problems.append(snapshot_problem)
+    if snapshot is None:
+        problems.append("no usable snapshot (the capture findings say why)")
     elif rows is not None:
         problems += reconcile(rows, snapshot)
     return {

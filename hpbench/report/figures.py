@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hpbench.capture.models import MetricsSnapshot
 from hpbench.report.correctness import CONTROL_ARM, MIN_PAIRS_FOR_TEST, TREATMENT_ARM
 from hpbench.stats import (
     BOOTSTRAP_METHOD,
@@ -56,23 +57,24 @@ Figures = dict[str, int | None]
 NOTHING_REPORTED: Mapping[str, int | None] = dict.fromkeys(LABELS)
 
 
-def dig_count(document: Any, path: tuple[str, ...]) -> int | None:
-    """The integer at ``path``, or None when any step is missing or it is not an integer."""
-    value: Any = document
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def snapshot_count(snapshot: MetricsSnapshot, path: tuple[str, ...]) -> int:
+    """The count at ``path`` (field names, outermost first) of a typed snapshot."""
+    value: Any = snapshot
+    for name in path:
+        value = getattr(value, name)
+    if not isinstance(value, int) or isinstance(value, bool):
+        msg = f"{'.'.join(path)} is not a count of the snapshot"
+        raise TypeError(msg)
+    return value
 
 
-def _none_missing(snapshot: Any, gaps: Sequence[tuple[str, ...]]) -> bool:
-    return all(dig_count(snapshot, path) == 0 for path in gaps)
+def _none_missing(snapshot: MetricsSnapshot, gaps: Sequence[tuple[str, ...]]) -> bool:
+    return all(snapshot_count(snapshot, path) == 0 for path in gaps)
 
 
-def attempt_figures(snapshot: Any) -> Figures:
+def attempt_figures(snapshot: MetricsSnapshot) -> Figures:
     """One attempt's figures from its validated snapshot, null where any part was unreported."""
-    figures: Figures = {label: dig_count(snapshot, path) for label, path in USAGE_FIGURES}
+    figures: Figures = {label: snapshot_count(snapshot, path) for label, path in USAGE_FIGURES}
     every_attempt_reported = _none_missing(snapshot, _USAGE_GAPS)
     if not every_attempt_reported:
         figures["input_tokens"] = figures["output_tokens"] = None

@@ -8,12 +8,12 @@ carries a request, session, thread, tool-call or capture identity.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from hpbench.errors import ContractError
+from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
 from hpbench.report.correctness import (
@@ -34,21 +34,12 @@ from hpbench.report.figures import (
     attempt_figures,
     comparison,
 )
-from hpbench.rundir import CODEX_JSONL, METRICS_JSON, RunLayout
+from hpbench.report.verdict import CaptureCheck, CaptureVerdict
+from hpbench.results.model import Attempt, attempt_from_json
+from hpbench.rundir import CODEX_JSONL, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 REPORT_SCHEMA = "hpbench.report.v1"
-
-
-@attrs.frozen
-class CaptureVerdict:
-    """The validator's word on one router's evidence."""
-
-    valid: bool
-    findings: tuple[str, ...]
-
-
-CaptureCheck = Callable[[Path, str, Sequence[Path]], CaptureVerdict]
 
 
 def _read_json(path: Path) -> Any:
@@ -56,13 +47,28 @@ def _read_json(path: Path) -> Any:
         return json.load(stream)
 
 
-def load_results(run_dir: Path) -> list[dict[str, Any]]:
-    """``results.jsonl`` of a run, line by line."""
+def load_results(run_dir: Path) -> list[Attempt]:
+    """``results.jsonl`` of a run, line by line, each read through the attempt model.
+
+    Raises:
+        ContractError: a line that is not JSON or not an attempt object of the contract.
+    """
     path = RunLayout(run_dir).results
     if not path.is_file():
         return []
+    attempts = []
     with path.open(encoding="utf-8") as stream:
-        return [json.loads(line) for line in stream if line.strip()]
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            source = f"{path}:{number}"
+            try:
+                document = json.loads(line)
+            except json.JSONDecodeError as exc:
+                finding = Finding("report.results", f"not JSON: {exc}", str(path), line=number)
+                raise ContractError(f"{source}: not an attempt object", [finding]) from None
+            attempts.append(attempt_from_json(document, source=source))
+    return attempts
 
 
 def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
@@ -72,14 +78,6 @@ def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
         if prefix.isdigit():
             found.append((int(prefix), path))
     return found
-
-
-def _snapshot_of(router_dir: Path) -> Any:
-    """A validated router's snapshot; None if it cannot be read after all (then nothing counts)."""
-    try:
-        return _read_json(router_dir / METRICS_JSON)
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def _captures(
@@ -94,10 +92,13 @@ def _captures(
             key = f"{repetition}-{arm}"
             jsonl = [RunLayout(run_dir).attempt(repetition, arm) / CODEX_JSONL]
             verdict = check(router_dir, arm, jsonl)
-            captures[key] = {"valid": verdict.valid, "findings": list(verdict.findings)}
-            evidence[key] = router_evidence(router_dir)
-            if verdict.valid:
-                per_attempt[key] = attempt_figures(_snapshot_of(router_dir))
+            captures[key] = {
+                "valid": verdict.valid,
+                "findings": [finding.to_json() for finding in verdict.findings],
+            }
+            evidence[key] = router_evidence(router_dir, verdict.snapshot)
+            if verdict.valid and verdict.snapshot is not None:
+                per_attempt[key] = attempt_figures(verdict.snapshot)
     return captures, per_attempt, evidence
 
 
@@ -138,9 +139,7 @@ def _statistics(arms: Sequence[str], chosen: Populations) -> dict[str, Any]:
     }
 
 
-def _deliveries(
-    run_dir: Path, run: dict[str, Any], results: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _deliveries(run_dir: Path, run: dict[str, Any], results: list[Attempt]) -> dict[str, Any]:
     """Per attempt, the proof from the scripted provider's own records
     (``reps/<repetition>/provider.jsonl``) that the arm received exactly its instructions
     file (the attempt's ``instructions_artifact``). Only the offline demo has such records;
@@ -148,18 +147,18 @@ def _deliveries(
     if not run.get("offline_demo"):
         return {}
     proofs: dict[str, Any] = {}
-    for result in sorted(results, key=lambda r: (r["repetition"], r["arm"])):
-        key = f"{result['repetition']}-{result['arm']}"
-        proofs[key] = {"ok": False, "requests": None, "matching": None}
-        records = RunLayout(run_dir).provider_records(result["repetition"])
-        artifact = result.get("instructions_artifact")
-        if not isinstance(artifact, str):
-            continue
+    for result in sorted(results, key=lambda r: (r.repetition, r.arm)):
+        proofs[result.key] = {"ok": False, "requests": None, "matching": None}
+        records = RunLayout(run_dir).provider_records(result.repetition)
         try:
-            proof = prove_delivery(records, result["arm"], run_dir / artifact)
+            proof = prove_delivery(records, result.arm, run_dir / result.instructions_artifact)
         except (OSError, UnicodeDecodeError):
             continue
-        proofs[key] = {"ok": proof.ok, "requests": proof.requests, "matching": proof.matching}
+        proofs[result.key] = {
+            "ok": proof.ok,
+            "requests": proof.requests,
+            "matching": proof.matching,
+        }
     return proofs
 
 
@@ -204,7 +203,7 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     correct = correctness(results, arms, int(run["repetitions"]))
     chosen = populations(correct["pairs"])
     captures, per_attempt, evidence = _captures(run_dir, arms, check)
-    attempt_keys = {f"{r['repetition']}-{r['arm']}" for r in results} | set(captures)
+    attempt_keys = {r.key for r in results} | set(captures)
     for key in sorted(attempt_keys - set(evidence)):
         evidence[key] = {
             "rows": None,
@@ -221,13 +220,13 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         reasons.append(
             f"{len(results)} of {run['repetitions'] * len(arms)} scheduled attempts have results"
         )
-    failed = [r for r in results if not r["passed"]]
+    failed = [r for r in results if not r.passed]
     if failed:
         reasons.append(f"{len(failed)} attempt(s) did not pass")
     invalid = sorted(key for key, verdict in captures.items() if not verdict["valid"])
     if invalid:
         reasons.append(f"capture validation failed for {', '.join(invalid)}")
-    expected_captures = {f"{r['repetition']}-{r['arm']}" for r in results}
+    expected_captures = {r.key for r in results}
     missing = sorted(expected_captures - set(captures))
     if missing:
         reasons.append(f"no router evidence for {', '.join(missing)}")
@@ -256,7 +255,7 @@ def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "deliveries": deliveries,
         "phases": phases,
         "agent_seconds": {
-            arm: [r["elapsed"]["agent_seconds"] for r in results if r["arm"] == arm] for arm in arms
+            arm: [r.elapsed.agent_seconds for r in results if r.arm == arm] for arm in arms
         },
         "outcome": {"ok": not reasons, "reasons": reasons},
     }

@@ -7,6 +7,7 @@ analysis and phase times. Unknown values print as "unavailable", never 0.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hpbench.report.correctness import CONTROL_ARM, TREATMENT_ARM
@@ -172,8 +173,24 @@ def _captures(report: dict[str, Any]) -> list[str]:
         repetition, _, arm = key.partition("-")
         state = "valid" if verdict["valid"] else "INVALID"
         lines.append(f"- repetition {repetition}, {arm}: {state}")
-        lines += [f"  - {redact(finding)}" for finding in verdict["findings"]]
+        lines += [f"  - {redact(finding_line(finding))}" for finding in verdict["findings"]]
     return [*lines, ""]
+
+
+def finding_line(finding: dict[str, Any]) -> str:
+    """One validator finding in a line: its code, where (file name, line, field), and what.
+
+    The file is shown by name: the section already says which router it belongs to.
+    """
+    where = ""
+    if finding.get("file") is not None:
+        where = Path(str(finding["file"])).name
+        if finding.get("line") is not None:
+            where += f":{finding['line']}"
+    if finding.get("field") is not None:
+        where = f"{where} {finding['field']}".strip()
+    place = f" ({where})" if where else ""
+    return f"`{finding['code']}`{place}: {finding['message']}"
 
 
 def _command_cells(data: dict[str, Any], arms: list[str], category: str) -> list[str]:

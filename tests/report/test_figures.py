@@ -8,16 +8,25 @@ from typing import Any
 
 import pytest
 
+from hpbench.capture.models import MetricsSnapshot
 from hpbench.report import build_report, render_summary
 
-from .conftest import always_valid, attempt, invalid_for, make_run, paired_attempts, snapshot
+from .conftest import (
+    always_valid,
+    attempt,
+    edit_snapshot,
+    invalid_for,
+    make_run,
+    paired_attempts,
+    snapshot,
+)
 
 
 def _row(summary: str, name: str) -> str:
     return next(line for line in summary.splitlines() if line.startswith(f"| {name} |"))
 
 
-def _two_pairs(tmp_path: Path, hpatch_2: dict[str, Any]) -> dict[str, Any]:
+def _two_pairs(tmp_path: Path, hpatch_2: MetricsSnapshot) -> dict[str, Any]:
     run = make_run(
         tmp_path,
         paired_attempts([(True, True), (True, True)]),
@@ -83,13 +92,24 @@ class TestUnknownIsNeverZero:
         assert "| 1,000 |" in line
 
     def test_a_snapshot_without_the_counters(self, tmp_path: Path) -> None:
-        """A snapshot that does not say whether anything went unreported is not trusted."""
-        partial = snapshot(800, 300)
-        del partial["usage"]["cached_input_null"]
-        del partial["requests"]["attempts_invalid_usage"]
-        report = _two_pairs(tmp_path, partial)
+        """A snapshot that does not say whether anything went unreported is not trusted:
+        the snapshot model refuses it, naming the fields, and its figures are unavailable."""
+        run = make_run(
+            tmp_path,
+            paired_attempts([(True, True)]),
+            {"1-control": snapshot(1000, 300), "1-hpatch": snapshot(800, 300)},
+        )
+
+        def drop_counters(document: dict[str, Any]) -> None:
+            del document["usage"]["cached_input_null"]
+            del document["requests"]["attempts_invalid_usage"]
+
+        edit_snapshot(run, "1-hpatch", drop_counters)
+        report = build_report(run, always_valid)
         assert report["usage"]["arms"]["hpatch"]["input_tokens"] is None
         assert report["usage"]["arms"]["hpatch"]["cached_input_tokens"] is None
+        fields = {finding["field"] for finding in report["captures"]["1-hpatch"]["findings"]}
+        assert {"$.usage.cached_input_null", "$.requests.attempts_invalid_usage"} <= fields
 
     def test_null_in_report_json(self, tmp_path: Path) -> None:
         """report.json carries null, not 0, for what was not reported."""
@@ -106,10 +126,7 @@ class TestOnePopulation:
             attempt("hpatch", 5, 2, False, "infrastructure"),
         ]
         snapshots = {
-            f"{a['repetition']}-{a['arm']}": snapshot(
-                1000 - 100 * (a["arm"] == "hpatch") * a["repetition"], 300
-            )
-            for a in attempts
+            a.key: snapshot(1000 - 100 * (a.arm == "hpatch") * a.repetition, 300) for a in attempts
         }
         return build_report(make_run(tmp_path, attempts, snapshots, repetitions=5), always_valid)
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from hpbench.findings import Finding
 from hpbench.report import CaptureVerdict, build_report, render_summary
+from hpbench.results import attempt_to_json
 
 from .conftest import (
     REQUEST_ID,
@@ -57,8 +59,25 @@ class TestReport:
         assert not report["outcome"]["ok"]
         summary = render_summary(report)
         assert "INVALID" in summary
-        assert "capture.attempt_gap" in summary
         assert "unavailable" in summary
+
+    def test_findings_keep_code_field_and_line(self, one_pair: Path) -> None:
+        """report.json keeps each validator finding whole; summary.md shows its code, file,
+        line and field."""
+        report = build_report(one_pair, invalid_for("hpatch"))
+        assert [
+            {
+                "code": "capture.attempt_gap",
+                "message": "exchange 3 has attempts 1 and 3",
+                "file": "records.jsonl",
+                "field": "$.attempt",
+                "line": 7,
+            }
+        ] == report["captures"]["1-hpatch"]["findings"]
+        assert [] == report["captures"]["1-control"]["findings"]
+        summary = render_summary(report)
+        line = "`capture.attempt_gap` (records.jsonl:7 $.attempt): exchange 3 has attempts 1 and 3"
+        assert f"  - {line}" in summary.splitlines()
 
     def test_missing_router_evidence(self, tmp_path: Path) -> None:
         """An attempt without router evidence fails the report."""
@@ -89,10 +108,9 @@ class TestReport:
             {"1-control": snapshot(1000, 300), "1-hpatch": snapshot(800, 350)},
         )
         hpatch = attempt("hpatch", 1, 2, True)
-        hpatch["instructions_artifact"] = "instructions/hpatch.md"
-        deliver(run, 1, "hpatch", hpatch["instructions_artifact"], requests=5, wrong=1)
+        deliver(run, 1, "hpatch", hpatch.instructions_artifact, requests=5, wrong=1)
         with (run / "results.jsonl").open("a") as stream:
-            stream.write(json.dumps(hpatch) + "\n")
+            stream.write(json.dumps(attempt_to_json(hpatch)) + "\n")
         report = build_report(run, always_valid)
         assert {"ok": True, "requests": 3, "matching": 3} == report["deliveries"]["1-control"]
         assert "instructions not proven delivered for 1-hpatch" in report["outcome"]["reasons"]
@@ -182,11 +200,14 @@ class TestSummary:
     def test_findings_lose_their_identities(self, one_pair: Path) -> None:
         """A validator finding that names a thread or request shows in summary.md redacted."""
 
-        def check(_: Path, arm: str, __: Sequence[Path]) -> CaptureVerdict:
-            return CaptureVerdict(
-                arm == "control",
-                (f"capture.codex.unreported: no usage for thread {THREAD_ID} ({REQUEST_ID})",),
+        def check(router: Path, arm: str, jsonl: Sequence[Path]) -> CaptureVerdict:
+            verdict = always_valid(router, arm, jsonl)
+            if arm == "control":
+                return verdict
+            finding = Finding(
+                "capture.codex.unreported", f"no usage for thread {THREAD_ID} ({REQUEST_ID})"
             )
+            return CaptureVerdict((finding,), verdict.snapshot)
 
         report = build_report(one_pair, check)
         summary = render_summary(report)
@@ -196,13 +217,11 @@ class TestSummary:
         assert THREAD_ID in json.dumps(report)  # the machine-readable report keeps it
 
     def test_unknown_is_unavailable_not_zero(self, tmp_path: Path) -> None:
-        """A figure the snapshot lacks prints as unavailable."""
-        partial = snapshot(1000, 300)
-        del partial["usage"]["reasoning_tokens"]
+        """A figure an attempt's usage lacks prints as unavailable."""
         run = make_run(
             tmp_path,
             [attempt("control", 1, 1, True), attempt("hpatch", 1, 2, True)],
-            {"1-control": partial, "1-hpatch": snapshot(800, 350)},
+            {"1-control": snapshot(1000, 300, reasoning_missing=1), "1-hpatch": snapshot(800, 350)},
         )
         report = build_report(run, always_valid)
         assert report["usage"]["arms"]["control"]["reasoning_tokens"] is None

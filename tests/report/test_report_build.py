@@ -12,10 +12,10 @@ import pytest
 
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.synthetic import codex_streams, write_snapshot, write_synthetic_capture
-from hpbench.instructions.derive import delivered_digest
-from hpbench.results import AttemptIdentity, build_result, merge_results, write_result
+from hpbench.results import build_attempt, merge_results, write_result
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from ..conftest import REPO_ROOT
+from ..evidence import deliver, identity, write_evidence
 
 
 def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode) -> None:
@@ -30,47 +30,25 @@ def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode)
     for event in events:  # a real agent message carries its text
         if event.get("item", {}).get("type") == "agent_message":
             event["item"]["text"] = "Done."
-    (attempt / "codex.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     shutil.rmtree(attempt / "streams")
-    (attempt / "codex.exit").write_text("0\n")
-    (attempt / "changed-paths.z").write_bytes(b"kv/rangestream.go\0")
-    (attempt / "diff.patch").write_text("diff\n")
-    (attempt / "grader").mkdir()
-    (attempt / "grader" / "grader.exit").write_text("0\n")
-    (attempt / "grader" / "grader.stdout").write_text(
-        json.dumps({"Action": "pass", "Package": "p", "Test": "TestA"}) + "\n"
-    )
-    identity = AttemptIdentity(
-        run_id="r",
-        task_id="kv-rangestream",
-        task_fingerprint="sha256:x",
-        arm=arm,
-        repetition=repetition,
-        pair_order=order,
-        model="gpt-6-astra",
-        effort="medium",
-        instructions_artifact=f"instructions/{arm}.md",
-        instructions_sha256="0" * 64,
+    write_evidence(
+        attempt,
+        jsonl=events,
+        changed=("kv/rangestream.go",),
+        grader=[{"Action": "pass", "Package": "p", "Test": "TestA"}],
     )
     write_result(
         attempt,
-        build_result(
+        build_attempt(
             attempt,
-            identity,
+            identity(arm, repetition, order),
             ("kv/rangestream.go",),
             "/workspace",
             required_tests={"p": ("TestA",)},
         ),
     )
     # The scripted provider's records: every request carried the arm's instructions.
-    instructions = run / identity.instructions_artifact
-    instructions.parent.mkdir(parents=True, exist_ok=True)
-    instructions.write_text(f"instructions of {arm}\n")
-    record = {"script": arm, "request": {"first_developer_sha256": delivered_digest(instructions)}}
-    records = run / "reps" / str(repetition) / "provider.jsonl"
-    records.parent.mkdir(parents=True, exist_ok=True)
-    with records.open("a") as stream:
-        stream.write(json.dumps(record) + "\n")
+    deliver(run, repetition, arm, identity(arm).instructions_artifact, requests=1)
 
 
 @pytest.fixture
@@ -184,7 +162,10 @@ class TestReportBuild:
         findings = json.loads((run_dir / "report.json").read_text())["captures"]["1-hpatch"][
             "findings"
         ]
-        assert any("metrics.json" in finding for finding in findings)
+        missing = [f for f in findings if f["code"] == "report.evidence.missing"]
+        assert [str(run_dir / "routers" / "1-hpatch" / "metrics.json")] == [
+            f["file"] for f in missing
+        ]
 
     def test_missing_codex_jsonl_fails_the_arm(self, run_dir: Path) -> None:
         """A valid capture whose attempt lost codex.jsonl cannot be reconciled with Codex's
@@ -195,7 +176,9 @@ class TestReportBuild:
         report = json.loads((run_dir / "report.json").read_text())
         verdict = report["captures"]["1-hpatch"]
         assert not verdict["valid"]
-        assert any("missing Codex JSONL" in finding for finding in verdict["findings"])
+        (finding,) = verdict["findings"]
+        assert "report.codex_jsonl.missing" == finding["code"]
+        assert finding["file"].endswith("attempts/1-hpatch/codex.jsonl")
         assert all(value is None for value in report["usage"]["attempts"]["1-hpatch"].values())
         assert report["captures"]["1-control"]["valid"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from hpbench.report import build_report, render_summary
 
 from .conftest import always_valid, attempt, make_run, paired_attempts, snapshot
@@ -13,9 +15,7 @@ from .conftest import always_valid, attempt, make_run, paired_attempts, snapshot
 def _report(tmp_path: Path, outcomes: list[tuple[bool, bool]], **extra: Any) -> dict[str, Any]:
     attempts = paired_attempts(outcomes)
     snapshots = {
-        f"{a['repetition']}-{a['arm']}": snapshot(
-            1000 - (a["arm"] == "hpatch") * (50 + 7 * a["repetition"] ** 2), 300
-        )
+        a.key: snapshot(1000 - (a.arm == "hpatch") * (50 + 7 * a.repetition**2), 300)
         for a in attempts
     }
     run = make_run(tmp_path, attempts, snapshots, repetitions=len(outcomes), **extra)
@@ -83,8 +83,10 @@ class TestStatisticsText:
             attempt("hpatch", 2, 1, False, "infrastructure"),
             attempt("control", 2, 2, True),
         ]
-        attempts[2]["infrastructure_error"] = "provider failure: high demand\nsecond line"
-        snapshots = {f"{a['repetition']}-{a['arm']}": snapshot(1000, 300) for a in attempts}
+        attempts[2] = attrs.evolve(
+            attempts[2], infrastructure_error="provider failure: high demand\nsecond line"
+        )
+        snapshots = {a.key: snapshot(1000, 300) for a in attempts}
         report = build_report(make_run(tmp_path, attempts, snapshots, repetitions=2), always_valid)
         arms = report["correctness"]["arms"]
         assert {

@@ -11,7 +11,6 @@ import pytest
 
 from hpbench.errors import ContractError
 from hpbench.results import (
-    AttemptIdentity,
     FailureClass,
     attempt_from_json,
     attempt_to_json,
@@ -23,35 +22,11 @@ from hpbench.results import (
 from hpbench.results.merge import RESULTS_NAME
 from hpbench.results.model import SCHEMA_FILE
 
+from ..evidence import GOOD_JSONL, identity, write_evidence
 from .test_attribution import capture, fail_last_exchange, last
 
 WORKSPACE = "/home/agent/ws"
 ALLOWED = ("kv/kv.go", "kv/rangestream.go", "kv/store.go")
-
-GOOD_JSONL = [
-    {"type": "thread.started", "thread_id": "t-1"},
-    {"type": "turn.started"},
-    {
-        "type": "item.completed",
-        "item": {
-            "id": "item_0",
-            "type": "file_change",
-            "changes": [{"path": f"{WORKSPACE}/kv/rangestream.go", "kind": "add"}],
-            "status": "completed",
-        },
-    },
-    {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "Done."}},
-    {
-        "type": "turn.completed",
-        "usage": {
-            "input_tokens": 300,
-            "cached_input_tokens": 30,
-            "cache_write_input_tokens": 0,
-            "output_tokens": 60,
-            "reasoning_output_tokens": 15,
-        },
-    },
-]
 
 PASSING_GRADER = [
     {"Action": "run", "Package": "p", "Test": "TestA"},
@@ -63,21 +38,6 @@ PASSING_GRADER = [
 REQUIRED = {"p": ("TestA", "TestB")}
 
 
-def identity(arm: str = "control", repetition: int = 1, order: int = 1) -> AttemptIdentity:
-    return AttemptIdentity(
-        run_id="run-1",
-        task_id="kv-rangestream",
-        task_fingerprint="sha256:abc",
-        arm=arm,
-        repetition=repetition,
-        pair_order=order,
-        model="gpt-6-astra",
-        effort="medium",
-        instructions_artifact=f"instructions/{arm}.md",
-        instructions_sha256="0" * 64,
-    )
-
-
 def make_attempt(
     directory: Path,
     *,
@@ -87,22 +47,16 @@ def make_attempt(
     grader: list[object] | None = None,
     grader_exit: int | None = 0,
 ) -> Path:
-    directory.mkdir(parents=True)
-    events = GOOD_JSONL if jsonl is None else jsonl
-    (directory / "codex.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (directory / "codex.exit").write_text(f"{exit_code}\n")
-    (directory / "agent.seconds").write_text("12.3456\n")
-    (directory / "changed-paths.z").write_bytes(b"".join(p.encode() + b"\0" for p in changed))
-    (directory / "diff.patch").write_text("diff --git a/kv/rangestream.go b/kv/rangestream.go\n")
-    if grader_exit is not None:
-        (directory / "grader").mkdir()
-        lines = PASSING_GRADER if grader is None else grader
-        (directory / "grader" / "grader.stdout").write_text(
-            "".join(json.dumps(e) + "\n" for e in lines)
-        )
-        (directory / "grader" / "grader.exit").write_text(f"{grader_exit}\n")
-        (directory / "grader.seconds").write_text("3.2\n")
-    return directory
+    return write_evidence(
+        directory,
+        jsonl=GOOD_JSONL if jsonl is None else jsonl,
+        exit_code=exit_code,
+        changed=changed,
+        grader=PASSING_GRADER if grader is None else grader,
+        grader_exit=grader_exit,
+        agent_seconds="12.3456",
+        grader_seconds="3.2",
+    )
 
 
 def result_of(directory: Path) -> dict[str, object]:

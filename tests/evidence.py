@@ -1,0 +1,166 @@
+"""Attempt evidence shared by the results and report tests.
+
+An attempt directory as the shell leaves it (Codex's stream and exit, changed paths,
+the diff, the grading), the attempt's identity, attempt objects built through the
+attempt model, and the scripted provider's records that prove an arm's instructions
+were delivered.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hpbench.codex.events import Usage
+from hpbench.instructions.derive import delivered_digest
+from hpbench.results import Attempt, AttemptIdentity, FailureClass
+from hpbench.results.gotest import GoTestCounts
+from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
+
+MODEL = "gpt-6-astra"
+ANSWER = "kv/rangestream.go"
+
+# A clean Codex stream: it edits the answer file, says so and completes its turn.
+GOOD_JSONL: list[dict[str, Any]] = [
+    {"type": "thread.started", "thread_id": "t-1"},
+    {"type": "turn.started"},
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_0",
+            "type": "file_change",
+            "changes": [{"path": f"/home/agent/ws/{ANSWER}", "kind": "add"}],
+            "status": "completed",
+        },
+    },
+    {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "Done."}},
+    {
+        "type": "turn.completed",
+        "usage": {
+            "input_tokens": 300,
+            "cached_input_tokens": 30,
+            "cache_write_input_tokens": 0,
+            "output_tokens": 60,
+            "reasoning_output_tokens": 15,
+        },
+    },
+]
+
+
+def identity(arm: str = "control", repetition: int = 1, order: int = 1) -> AttemptIdentity:
+    """An attempt's place in a run, with its arm's instructions artefact."""
+    return AttemptIdentity(
+        run_id="run-1",
+        task_id="kv-rangestream",
+        task_fingerprint="sha256:abc",
+        arm=arm,
+        repetition=repetition,
+        pair_order=order,
+        model=MODEL,
+        effort="medium",
+        instructions_artifact=f"instructions/{arm}.md",
+        instructions_sha256="0" * 64,
+    )
+
+
+def write_lines(path: Path, events: Sequence[object]) -> None:
+    """JSON lines, one event each."""
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+
+
+def write_evidence(
+    directory: Path,
+    *,
+    jsonl: Sequence[object],
+    exit_code: int = 0,
+    changed: Sequence[str] = (ANSWER,),
+    grader: Sequence[object] | None = None,
+    grader_exit: int | None = 0,
+    agent_seconds: str | None = None,
+    grader_seconds: str | None = None,
+) -> Path:
+    """An attempt directory as bench-attempt leaves it; ``grader_exit=None`` leaves no
+    grading at all (the grader never ran)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    write_lines(directory / "codex.jsonl", jsonl)
+    (directory / "codex.exit").write_text(f"{exit_code}\n")
+    if agent_seconds is not None:
+        (directory / "agent.seconds").write_text(f"{agent_seconds}\n")
+    (directory / "changed-paths.z").write_bytes(b"".join(p.encode() + b"\0" for p in changed))
+    (directory / "diff.patch").write_text(f"diff --git a/{ANSWER} b/{ANSWER}\n")
+    if grader_exit is not None:
+        (directory / "grader").mkdir()
+        write_lines(directory / "grader" / "grader.stdout", grader or [])
+        (directory / "grader" / "grader.exit").write_text(f"{grader_exit}\n")
+        if grader_seconds is not None:
+            (directory / "grader.seconds").write_text(f"{grader_seconds}\n")
+    return directory
+
+
+def attempt(arm: str, repetition: int, order: int, passed: bool, failure: str = "none") -> Attempt:
+    """An attempt object, built through the model, that passed or failed as ``failure``."""
+    failure_class = FailureClass.NONE if passed else FailureClass(failure)
+    return Attempt(
+        schema=ATTEMPT_SCHEMA,
+        **attrs.asdict(identity(arm, repetition, order)),
+        workspace_root="/workspace",
+        elapsed=Elapsed(agent_seconds=10.5),
+        codex=CodexSection(
+            exit_code=0,
+            timed_out=False,
+            jsonl="codex.jsonl",
+            jsonl_findings=(),
+            outcome="completed",
+            item_counts={"agent_message": 1},
+            terminal_error=None,
+            final_message_present=True,
+            usage=Usage(300, 30, 0, 60, 15),
+        ),
+        changed_paths=(ANSWER,),
+        unauthorized_paths=(),
+        diff=None,
+        grader=GraderSection(
+            ran=True,
+            exit_code=0 if passed else 1,
+            container_outcome="exited",
+            timed_out=False,
+            passed=passed,
+            seconds=1.0,
+            tests=GoTestCounts(passed=1 if passed else 0, failed=0 if passed else 1, skipped=0),
+            failed_tests=() if passed else ("TestA",),
+            build_failed=False,
+            hidden_tests=None,
+        ),
+        agent_limits=None,
+        agent_limits_met=(),
+        agent_limits_findings=(),
+        infrastructure_error=None,
+        failure_attribution=None,
+        oracle_tier="correctness",
+        correctness=passed,
+        passed=passed,
+        failure_class=failure_class,
+    )
+
+
+def deliver(
+    run: Path, repetition: int, arm: str, artifact: str, *, requests: int = 3, wrong: int = 0
+) -> None:
+    """Write the arm's instructions file and the scripted provider's records of its requests
+    (``wrong`` of them carrying other instructions)."""
+    instructions = run / artifact
+    instructions.parent.mkdir(parents=True, exist_ok=True)
+    instructions.write_text(f"instructions of {arm}\n")
+    digest = delivered_digest(instructions)
+    records = run / "reps" / str(repetition) / "provider.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    with records.open("a") as stream:
+        for index in range(requests):
+            sha = "0" * 64 if index < wrong else digest
+            stream.write(
+                json.dumps({"script": arm, "request": {"first_developer_sha256": sha}}) + "\n"
+            )

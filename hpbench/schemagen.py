@@ -33,6 +33,8 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.capture.schema:RECORD_CONTRACT",
     "hpbench.capture.schema:SNAPSHOT_CONTRACT",
     "hpbench.results.model:CONTRACT",
+    "hpbench.instructions.stock:CONTRACT",
+    "hpbench.instructions.derive:CONTRACT",
 )
 
 

@@ -12,6 +12,7 @@ import structlog
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console, print_fields
+from hpbench._documents import document_json
 from hpbench.errors import HpbenchError
 from hpbench.instructions import (
     default_pins_path,
@@ -141,10 +142,9 @@ def derive_command(args: argparse.Namespace) -> int:
     hashes = write_instructions(derived, pin_set, args.out)
     log.info("instructions_derived", stock_sha256=derived.stock.sha256, model=derived.stock.model)
     if args.json:
-        print_json(hashes)
+        print_json(document_json(hashes))
     else:
-        files: dict[str, dict[str, Any]] = hashes["files"]  # type: ignore[assignment]
-        print_fields([(name, info["sha256"]) for name, info in sorted(files.items())])
+        print_fields([(name, info.sha256) for name, info in sorted(hashes.files.items())])
     return EXIT_OK
 
 

@@ -14,20 +14,57 @@ import difflib
 import hashlib
 import json
 from pathlib import Path
+from typing import Final, Literal
 
 import attrs
 
+from hpbench import schemagen
+from hpbench._documents import document_json, read_document
 from hpbench._jsonio import write_atomic
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.pins import PinSet
 from hpbench.instructions.stock import StockInstructions, sha256_text
+from hpbench.schemagen import doc
 
-HASHES_SCHEMA = "hpbench.instructions.v1"
+HASHES_SCHEMA: Final = "hpbench.instructions.v1"
 CONTROL_NAME = "control.md"
 TREATMENT_NAME = "treatment.md"
 DIFF_NAME = "treatment.diff"
 HASHES_NAME = "hashes.json"
+
+
+@attrs.frozen
+class RetainedFile:
+    """One retained instructions file's digest and size."""
+
+    sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the file's UTF-8 text."))
+    bytes: int = attrs.field(metadata=doc("Size in bytes."))
+
+
+@attrs.frozen
+class InstructionsHashes:
+    """``hashes.json``: what both arms' instructions were derived from, and their digests."""
+
+    schema: Literal["hpbench.instructions.v1"] = attrs.field(
+        metadata=doc("Always `hpbench.instructions.v1`.")
+    )
+    codex_version: str = attrs.field(metadata=doc("The Codex CLI the stock text came from."))
+    model: str = attrs.field(metadata=doc("The model the stock text came from."))
+    stock_sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the stock text."))
+    pins_sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the pins file."))
+    guidance_sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the installed guidance."))
+    isolation_rule_sha256: str = attrs.field(
+        metadata=doc("Hex SHA-256 of the offline-isolation rule both arms get.")
+    )
+    files: dict[str, RetainedFile] = attrs.field(
+        metadata=doc("`control.md`, `treatment.md` and `treatment.diff` by name.")
+    )
+
+
+CONTRACT = schemagen.Contract(
+    schema_file=f"{HASHES_SCHEMA}.schema.json", roots=(InstructionsHashes,)
+)
 
 
 @attrs.frozen
@@ -122,38 +159,52 @@ def _sha256_file(path: Path) -> str:
 
 def write_instructions(
     derived: DerivedInstructions, pin_set: PinSet, directory: Path
-) -> dict[str, object]:
+) -> InstructionsHashes:
     """Retain ``control.md``, ``treatment.md``, ``treatment.diff`` and ``hashes.json``.
 
     Returns the hashes document, which each attempt result references.
     """
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
-    for name, text in (
+    texts = (
         (CONTROL_NAME, derived.control),
         (TREATMENT_NAME, derived.treatment),
         (DIFF_NAME, derived.diff),
-    ):
+    )
+    for name, text in texts:
         write_atomic(directory / name, text)
-    hashes: dict[str, object] = {
-        "schema": HASHES_SCHEMA,
-        "codex_version": derived.stock.codex_version,
-        "model": derived.stock.model,
-        "stock_sha256": derived.stock.sha256,
-        "pins_sha256": _sha256_file(pin_set.path),
-        "guidance_sha256": sha256_text(pin_set.guidance_text),
-        "isolation_rule_sha256": sha256_text(pin_set.isolation_rule_text),
-        "files": {
-            name: {"sha256": sha256_text(text), "bytes": len(text.encode("utf-8"))}
-            for name, text in (
-                (CONTROL_NAME, derived.control),
-                (TREATMENT_NAME, derived.treatment),
-                (DIFF_NAME, derived.diff),
-            )
+    hashes = InstructionsHashes(
+        schema=HASHES_SCHEMA,
+        codex_version=derived.stock.codex_version,
+        model=derived.stock.model,
+        stock_sha256=derived.stock.sha256,
+        pins_sha256=_sha256_file(pin_set.path),
+        guidance_sha256=sha256_text(pin_set.guidance_text),
+        isolation_rule_sha256=sha256_text(pin_set.isolation_rule_text),
+        files={
+            name: RetainedFile(sha256=sha256_text(text), bytes=len(text.encode("utf-8")))
+            for name, text in texts
         },
-    }
-    write_atomic(directory / HASHES_NAME, json.dumps(hashes, indent=2, sort_keys=True) + "\n")
+    )
+    write_atomic(
+        directory / HASHES_NAME, json.dumps(document_json(hashes), indent=2, sort_keys=True) + "\n"
+    )
     return hashes
+
+
+def read_hashes(path: Path) -> InstructionsHashes:
+    """A retained ``hashes.json``, read through its model.
+
+    Raises:
+        ContractError: unreadable, not JSON, or not the contract (each field named).
+    """
+    source = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        finding = Finding("instructions.hashes", f"cannot read: {exc}", source)
+        raise ContractError(f"{source}: no instructions hashes", [finding]) from None
+    return read_document(data, InstructionsHashes, source=source, code="instructions.hashes")
 
 
 def delivered_matches(sent: str, instructions_file: Path) -> bool:

@@ -12,18 +12,20 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 import attrs
 
-from hpbench._convert import make_converter, structure
+from hpbench import schemagen
+from hpbench._documents import document_json, read_document
 from hpbench._jsonio import write_atomic
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.schemagen import doc
 
 STOCK_TEXT_NAME = "stock.md"
 STOCK_META_NAME = "stock.json"
-STOCK_SCHEMA = "hpbench.instructions.stock.v1"
+STOCK_SCHEMA: Final = "hpbench.instructions.stock.v1"
 
 
 def sha256_text(text: str) -> str:
@@ -33,13 +35,20 @@ def sha256_text(text: str) -> str:
 
 @attrs.frozen
 class StockMeta:
-    """What ``stock.json`` records about a captured stock text."""
+    """What ``stock.json`` records about a captured stock text (``stock.md`` beside it)."""
 
-    schema: str
-    codex_version: str
-    model: str
-    sha256: str
-    source: str
+    schema: Literal["hpbench.instructions.stock.v1"] = attrs.field(
+        metadata=doc("Always `hpbench.instructions.stock.v1`.")
+    )
+    codex_version: str = attrs.field(metadata=doc("The Codex CLI that sends this text."))
+    model: str = attrs.field(metadata=doc("The model it is sent for."))
+    sha256: str = attrs.field(metadata=doc("Hex SHA-256 of `stock.md`, exactly."))
+    source: str = attrs.field(
+        metadata=doc("Where the text was taken from (a request body or the bundled catalog).")
+    )
+
+
+CONTRACT = schemagen.Contract(schema_file=f"{STOCK_SCHEMA}.schema.json", roots=(StockMeta,))
 
 
 @attrs.frozen
@@ -118,7 +127,7 @@ def write_stock(stock: StockInstructions, directory: Path, *, source: str) -> No
     """Keep the stock text and its metadata (``stock.md`` and ``stock.json``)."""
     write_atomic(directory / STOCK_TEXT_NAME, stock.text)
     meta = StockMeta(STOCK_SCHEMA, stock.codex_version, stock.model, stock.sha256, source)
-    write_atomic(directory / STOCK_META_NAME, json.dumps(attrs.asdict(meta), indent=2) + "\n")
+    write_atomic(directory / STOCK_META_NAME, json.dumps(document_json(meta), indent=2) + "\n")
 
 
 def read_stock(directory: Path) -> StockInstructions:
@@ -131,14 +140,9 @@ def read_stock(directory: Path) -> StockInstructions:
     except (OSError, json.JSONDecodeError) as exc:
         finding = Finding("stock.artifact", f"cannot read the stock artifact: {exc}", source)
         raise ContractError(f"{directory}: no stock artifact", [finding]) from None
-    meta = structure(make_converter(), data, StockMeta, source=source, code="stock.schema")
+    # The schema is a constant of the model: another one is refused here, by field.
+    meta = read_document(data, StockMeta, source=source, code="stock.schema")
     findings = []
-    if meta.schema != STOCK_SCHEMA:
-        findings.append(
-            Finding(
-                "stock.schema", f"expected {STOCK_SCHEMA}, got {meta.schema}", source, "$.schema"
-            )
-        )
     if sha256_text(text) != meta.sha256:
         findings.append(
             Finding(

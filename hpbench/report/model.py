@@ -15,6 +15,7 @@ from typing import Any
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
+from hpbench.instructions.derive import HASHES_NAME, read_hashes
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
 from hpbench.report.correctness import (
     CONTROL_ARM,
@@ -163,16 +164,21 @@ def _deliveries(run_dir: Path, run: dict[str, Any], results: list[Attempt]) -> d
 
 
 def _instructions(run_dir: Path) -> dict[str, Any] | None:
-    """The retained instructions' digests (hashes.json), or None when none were derived."""
-    path = run_dir / "instructions" / "hashes.json"
+    """The retained instructions' digests (hashes.json, read through its model), or None
+    when none were derived.
+
+    Raises:
+        ContractError: a hashes.json that is not the contract.
+    """
+    path = run_dir / "instructions" / HASHES_NAME
     if not path.is_file():
         return None
-    hashes = _read_json(path)
+    hashes = read_hashes(path)
     return {
-        "codex_version": hashes.get("codex_version"),
-        "model": hashes.get("model"),
-        "stock_sha256": hashes.get("stock_sha256"),
-        "files": {name: info.get("sha256") for name, info in hashes.get("files", {}).items()},
+        "codex_version": hashes.codex_version,
+        "model": hashes.model,
+        "stock_sha256": hashes.stock_sha256,
+        "files": {name: info.sha256 for name, info in hashes.files.items()},
     }
 
 

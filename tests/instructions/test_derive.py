@@ -7,8 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from hpbench._documents import document_json
 from hpbench.errors import ContractError
 from hpbench.instructions import (
     PinSet,
@@ -22,6 +24,9 @@ from hpbench.instructions import (
     write_instructions,
     write_stock,
 )
+from hpbench.instructions.derive import CONTRACT as HASHES_CONTRACT
+from hpbench.instructions.derive import read_hashes
+from hpbench.instructions.stock import CONTRACT as STOCK_CONTRACT
 
 RG_LINE = "- When you search for text or files, you reach first for `rg`."
 EXEC_LINE = "- Exercise caution when escaping text for exec_command calls."
@@ -194,7 +199,8 @@ class TestRetention:
         for path in out.iterdir():
             assert 0o600 == path.stat().st_mode & 0o777
         document = json.loads((out / "hashes.json").read_text())
-        assert hashes == document
+        assert document_json(hashes) == document
+        assert hashes == read_hashes(out / "hashes.json")
         assert ("0.169.0", "gpt-6-astra") == (document["codex_version"], document["model"])
         for name in ("control.md", "treatment.md", "treatment.diff"):
             digest = hashlib.sha256((out / name).read_bytes()).hexdigest()
@@ -213,6 +219,56 @@ class TestRetention:
         with pytest.raises(ContractError) as caught:
             read_stock(tmp_path)
         assert "stock.digest" == caught.value.findings[0].code
+
+
+class TestDocumentContracts:
+    """stock.json and hashes.json are their models' JSON and are read back strictly."""
+
+    def _hashes(self, pins_dir: Path, tmp_path: Path) -> Path:
+        pin_set = load_pins(pins_dir / "pins.toml")
+        write_instructions(derive(stock(), pin_set), pin_set, tmp_path / "out")
+        return tmp_path / "out" / "hashes.json"
+
+    def test_documents_are_valid_under_their_schemas(
+        self, pins_dir: Path, tmp_path: Path, repo_root: Path
+    ) -> None:
+        """Both written documents validate against the generated schemas; a stray key does not."""
+        write_stock(stock(), tmp_path, source="request.json")
+        documents = {
+            STOCK_CONTRACT.schema_file: json.loads((tmp_path / "stock.json").read_text()),
+            HASHES_CONTRACT.schema_file: json.loads(self._hashes(pins_dir, tmp_path).read_text()),
+        }
+        for name, document in documents.items():
+            schema = json.loads((repo_root / "contrib" / "schemas" / name).read_text())
+            validator = jsonschema.Draft202012Validator(schema)
+            validator.validate(document)
+            assert not validator.is_valid({**document, "note": "x"}), name
+
+    def test_hashes_with_an_unknown_key_or_wrong_type(self, pins_dir: Path, tmp_path: Path) -> None:
+        """A hashes.json with a key the contract lacks or a size that is text is refused."""
+        path = self._hashes(pins_dir, tmp_path)
+        document = json.loads(path.read_text())
+        document["signed_by"] = "someone"
+        document["files"]["control.md"]["bytes"] = "12"
+        path.write_text(json.dumps(document))
+        with pytest.raises(ContractError) as caught:
+            read_hashes(path)
+        fields = {f.field for f in caught.value.findings}
+        assert "$" in fields
+        assert any(f is not None and f.startswith("$.files") for f in fields)
+        assert {"instructions.hashes"} == {f.code for f in caught.value.findings}
+
+    def test_stock_meta_of_another_schema(self, tmp_path: Path) -> None:
+        """stock.json of another schema or with an extra key is refused by field."""
+        write_stock(stock(), tmp_path, source="request.json")
+        meta = json.loads((tmp_path / "stock.json").read_text())
+        (tmp_path / "stock.json").write_text(
+            json.dumps({**meta, "schema": "hpbench.instructions.stock.v0", "extra": 1})
+        )
+        with pytest.raises(ContractError) as caught:
+            read_stock(tmp_path)
+        assert {"$.schema", "$"} == {f.field for f in caught.value.findings}
+        assert {"stock.schema"} == {f.code for f in caught.value.findings}
 
 
 class TestExtract:

@@ -33,6 +33,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.capture.schema:RECORD_CONTRACT",
     "hpbench.capture.schema:SNAPSHOT_CONTRACT",
     "hpbench.results.model:CONTRACT",
+    "hpbench.report.document:CONTRACT",
     "hpbench.instructions.stock:CONTRACT",
     "hpbench.instructions.derive:CONTRACT",
 )
@@ -162,6 +163,8 @@ class _Builder:
         }
 
     def value(self, tp: Any) -> dict[str, Any]:
+        if tp is Any:  # a document embedded verbatim under its own contract
+            return {}
         inner = _optional_inner(tp)
         if inner is not None:
             schema = self.value(inner)
@@ -212,6 +215,8 @@ def render_schema(contract: Contract) -> str:
 
 
 def _type_text(tp: Any, named_types: Mapping[Any, NamedType]) -> str:
+    if tp is Any:
+        return "any JSON value"
     inner = _optional_inner(tp)
     if inner is not None:
         return f"{_type_text(inner, named_types)} or null"

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from hpbench._documents import document_json, read_document
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
@@ -25,6 +28,7 @@ from hpbench.report.correctness import (
     correctness,
     populations,
 )
+from hpbench.report.document import REPORT_SCHEMA, ReportDocument
 from hpbench.report.evidence import router_evidence
 from hpbench.report.figures import (
     BOOTSTRAP_FIGURES,
@@ -39,8 +43,6 @@ from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
 from hpbench.rundir import CODEX_JSONL, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
-
-REPORT_SCHEMA = "hpbench.report.v1"
 
 
 def _read_json(path: Path) -> Any:
@@ -68,7 +70,11 @@ def load_results(run_dir: Path) -> list[Attempt]:
             except json.JSONDecodeError as exc:
                 finding = Finding("report.results", f"not JSON: {exc}", str(path), line=number)
                 raise ContractError(f"{source}: not an attempt object", [finding]) from None
-            attempts.append(attempt_from_json(document, source=source))
+            try:
+                attempts.append(attempt_from_json(document, source=str(path)))
+            except ContractError as exc:
+                located = [attrs.evolve(f, line=number) for f in exc.findings]
+                raise ContractError(f"{source}: not an attempt object", located) from None
     return attempts
 
 
@@ -202,7 +208,24 @@ def read_phases(path: Path) -> dict[str, float]:
 
 
 def build_report(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
-    """The report document for a run directory whose results are merged."""
+    """The report document (its JSON form) for a run directory whose results are merged."""
+    return document_json(build_report_document(run_dir, check))
+
+
+def build_report_document(run_dir: Path, check: CaptureCheck) -> ReportDocument:
+    """The report document for a run directory, read through its model.
+
+    Raises:
+        ContractError: the assembled document does not match the model (a defect here,
+            named by field, rather than a report.json that drifts from its schema).
+    """
+    document = _assemble(run_dir, check)
+    source = str(RunLayout(run_dir).report_json)
+    return read_document(document, ReportDocument, source=source, code="report.document")
+
+
+def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
+    """Every section of the report, as the figures modules compute them."""
     run = _read_json(RunLayout(run_dir).run_json)
     arms: list[str] = list(run["arms"])
     results = load_results(run_dir)
@@ -277,6 +300,7 @@ __all__ = [
     "CaptureCheck",
     "CaptureVerdict",
     "build_report",
+    "build_report_document",
     "load_results",
     "read_phases",
 ]

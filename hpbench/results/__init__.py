@@ -3,7 +3,6 @@
 from hpbench.results.attempt import (
     AttemptIdentity,
     build_attempt,
-    build_result,
     decide,
     write_result,
 )
@@ -27,7 +26,6 @@ __all__ = [
     "attempt_from_json",
     "attempt_to_json",
     "build_attempt",
-    "build_result",
     "decide",
     "load_attempts",
     "merge_results",

@@ -374,36 +374,6 @@ def build_attempt(
     )
 
 
-def build_result(
-    directory: Path,
-    identity: AttemptIdentity,
-    allowed_paths: tuple[str, ...],
-    workspace_root: str,
-    *,
-    required_tests: Mapping[str, Sequence[str]],
-    oracle_tier: str = "correctness",
-    router_capture: Path | None = None,
-) -> dict[str, Any]:
-    """:func:`build_attempt` as the JSON object ``result.json`` holds.
-
-    Raises:
-        ValueError: ``oracle_tier`` is not a tier the contract knows.
-    """
-    if oracle_tier not in ("correctness", "latency-only"):
-        msg = f"unknown oracle tier {oracle_tier!r}"
-        raise ValueError(msg)
-    attempt = build_attempt(
-        directory,
-        identity,
-        allowed_paths,
-        workspace_root,
-        required_tests=required_tests,
-        oracle_tier="correctness" if oracle_tier == "correctness" else "latency-only",
-        router_capture=router_capture,
-    )
-    return attempt_to_json(attempt)
-
-
 def write_result(directory: Path, result: Attempt | dict[str, Any]) -> Path:
     """Publish ``result.json`` (mode 0600, atomic rename)."""
     document = attempt_to_json(result) if isinstance(result, Attempt) else result
@@ -420,7 +390,6 @@ __all__ = [
     "FailureClass",
     "agent_timed_out",
     "build_attempt",
-    "build_result",
     "decide",
     "limits_met",
     "write_result",

@@ -309,6 +309,7 @@ def paired_attempts(outcomes: Sequence[tuple[bool, bool]]) -> list[Attempt]:
 
 
 __all__ = [
+    "GAP",
     "MODEL",
     "REQUEST_ID",
     "THREAD_ID",

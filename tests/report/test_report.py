@@ -5,14 +5,22 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
+from hpbench._documents import document_json
+from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.report import CaptureVerdict, build_report, render_summary
+from hpbench.report import model as report_model
+from hpbench.report.document import SCHEMA_FILE
+from hpbench.report.model import build_report_document
 from hpbench.results import attempt_to_json
 
 from .conftest import (
+    GAP,
     REQUEST_ID,
     THREAD_ID,
     always_valid,
@@ -232,3 +240,54 @@ class TestSummary:
             if row.startswith("| reasoning tokens")
         )
         assert "unavailable" in line
+
+
+class TestReportContract:
+    """report.json is the report model's JSON form; what feeds it is read strictly."""
+
+    def test_report_is_the_models_json_and_valid_under_the_schema(
+        self, one_pair: Path, repo_root: Path
+    ) -> None:
+        """The document round-trips through the model and validates; a stray key does not."""
+        document = build_report_document(one_pair, invalid_for("hpatch"))
+        report = build_report(one_pair, invalid_for("hpatch"))
+        assert document_json(document) == report
+        assert "hpbench.report.v1" == document.schema
+        assert GAP == document.captures["1-hpatch"].findings[0]
+        schema = json.loads((repo_root / "contrib" / "schemas" / SCHEMA_FILE).read_text())
+        validator = jsonschema.Draft202012Validator(schema)
+        validator.validate(json.loads(json.dumps(report)))
+        assert not validator.is_valid({**report, "router_usage": None})
+        broken = json.loads(json.dumps(report))
+        broken["captures"]["1-hpatch"]["findings"][0]["line"] = "7"
+        assert not validator.is_valid(broken)
+
+    def test_an_assembled_section_off_the_contract_is_refused(
+        self, one_pair: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A section that drifts from the model fails the build, naming the field."""
+        assemble = report_model._assemble
+
+        def drifted(run_dir: Path, check: Any) -> dict[str, Any]:
+            document = assemble(run_dir, check)
+            document["statistics"]["shown"] = "no"
+            return document
+
+        monkeypatch.setattr(report_model, "_assemble", drifted)
+        with pytest.raises(ContractError) as caught:
+            build_report(one_pair, always_valid)
+        assert ["$.statistics.shown"] == [f.field for f in caught.value.findings]
+
+    def test_a_result_line_off_the_contract_is_refused(self, one_pair: Path) -> None:
+        """results.jsonl is read through the attempt model: an unknown key is named."""
+        path = one_pair / "results.jsonl"
+        lines = path.read_text().splitlines()
+        document = json.loads(lines[1])
+        document["bonus"] = True
+        path.write_text("\n".join([lines[0], json.dumps(document)]) + "\n")
+        with pytest.raises(ContractError) as caught:
+            build_report(one_pair, always_valid)
+        (finding,) = caught.value.findings
+        assert (str(path), 2, "$") == (finding.file, finding.line, finding.field)
+        assert "results.attempt" == finding.code
+        assert "bonus" in finding.message

@@ -15,7 +15,6 @@ from hpbench.results import (
     attempt_from_json,
     attempt_to_json,
     build_attempt,
-    build_result,
     merge_results,
     write_result,
 )
@@ -36,6 +35,11 @@ PASSING_GRADER = [
     {"Action": "pass", "Package": "p"},
 ]
 REQUIRED = {"p": ("TestA", "TestB")}
+
+
+def result_json(*args: typing.Any, **kwargs: typing.Any) -> dict[str, typing.Any]:
+    """The attempt object as result.json holds it."""
+    return attempt_to_json(build_attempt(*args, **kwargs))
 
 
 def make_attempt(
@@ -60,7 +64,7 @@ def make_attempt(
 
 
 def result_of(directory: Path) -> dict[str, object]:
-    return build_result(directory, identity(), ALLOWED, WORKSPACE, required_tests=REQUIRED)
+    return result_json(directory, identity(), ALLOWED, WORKSPACE, required_tests=REQUIRED)
 
 
 class TestPassDecision:
@@ -173,7 +177,7 @@ class TestPassDecision:
 
     def _failed_with(self, tmp_path: Path, router_capture: Path) -> dict[str, object]:
         directory = make_attempt(tmp_path / "a", exit_code=1, jsonl=self.HIGH_DEMAND)
-        return build_result(
+        return result_json(
             directory,
             identity(),
             ALLOWED,
@@ -306,7 +310,7 @@ class TestMerge:
         directory = make_attempt(run / "attempts" / name)
         write_result(
             directory,
-            build_result(
+            result_json(
                 directory,
                 identity(arm, repetition, order),
                 ALLOWED,
@@ -549,7 +553,7 @@ class TestOracleTier:
         """A latency-only task does not gate on the grader and its correctness is null,
         never true: a run that finished is not a correct answer."""
         directory = make_attempt(tmp_path / "a", grader_exit=1)
-        result = build_result(
+        result = result_json(
             directory,
             identity(),
             ALLOWED,
@@ -566,7 +570,7 @@ class TestOracleTier:
     def test_latency_only_still_enforces_the_path_boundary(self, tmp_path: Path) -> None:
         """A latency-only attempt that changed a disallowed path still fails."""
         directory = make_attempt(tmp_path / "a", changed=("go.mod",))
-        result = build_result(
+        result = result_json(
             directory,
             identity(),
             ALLOWED,

@@ -1,0 +1,346 @@
+"""The report document's contract (``report.json``, ``hpbench.report.v1``): one attrs model.
+
+:func:`hpbench.report.model.build_report` assembles the figures and passes the whole
+document through this model with the strict converter before anything is written, so
+``report.json`` is always the model's JSON form; the JSON Schema in ``contrib/schemas/``
+is generated from these classes (``hpbench schemas --write``). Maps keyed by an arm
+(``control``, ``hpatch``), an attempt (``<repetition>-<arm>``) or a figure label are
+JSON objects; docs/report.md says what each figure covers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import attrs
+
+from hpbench import schemagen
+from hpbench.findings import Finding
+from hpbench.results.model import FailureClass
+from hpbench.schemagen import doc
+from hpbench.stats import RateInterval
+
+REPORT_SCHEMA: Final = "hpbench.report.v1"
+SCHEMA_FILE = f"{REPORT_SCHEMA}.schema.json"
+
+# A figure that was not reported by every attempt or pair it covers is null.
+Figure = int | None
+
+
+@attrs.frozen
+class Population:
+    """The repetitions a comparison covers."""
+
+    pairs: int = attrs.field(metadata=doc("How many pairs."))
+    repetitions: tuple[int, ...] = attrs.field(metadata=doc("Their repetition numbers."))
+
+
+@attrs.frozen
+class HiddenTestTally:
+    """Required hidden tests passed over those required, over an arm's judged attempts."""
+
+    attempts: int = attrs.field(metadata=doc("Attempts judged test by test."))
+    passed: int = attrs.field(metadata=doc("Required tests that passed, summed."))
+    required: int = attrs.field(metadata=doc("Required tests, summed."))
+
+
+@attrs.frozen
+class Attrition:
+    """An arm's voided pairs and why."""
+
+    voided: int = attrs.field(metadata=doc("Voided pairs."))
+    reasons: dict[str, int] = attrs.field(metadata=doc("Voided pairs by reason."))
+
+
+@attrs.frozen
+class ArmCorrectness:
+    """One arm's outcomes, pass rate over the compared pairs and attrition."""
+
+    attempts: int = attrs.field(metadata=doc("Attempts with a result."))
+    passed: int = attrs.field(metadata=doc("Attempts that passed."))
+    failed: int = attrs.field(metadata=doc("Attempts that failed for a reason of the agent."))
+    infrastructure: int = attrs.field(metadata=doc("Attempts failed by the harness."))
+    failure_classes: dict[str, int] = attrs.field(metadata=doc("Failed attempts by class."))
+    hidden_tests: HiddenTestTally | None = attrs.field(
+        metadata=doc("Hidden tests by name; null when no attempt was judged test by test.")
+    )
+    pass_rate: RateInterval | None = attrs.field(
+        metadata=doc("Wilson interval over the compared pairs; null without one.")
+    )
+    attrition: Attrition = attrs.field(metadata=doc("Voided pairs."))
+
+
+@attrs.frozen
+class PairArm:
+    """One arm's outcome in a pair."""
+
+    passed: bool = attrs.field(metadata=doc("The attempt passed."))
+    failure_class: FailureClass = attrs.field(metadata=doc("Its failure class."))
+
+
+@attrs.frozen
+class Pair:
+    """One repetition: both arms' outcomes, which ran first, and whether it is voided."""
+
+    repetition: int = attrs.field(metadata=doc("The repetition."))
+    first_arm: str | None = attrs.field(metadata=doc("The arm that ran first; null if none."))
+    voided: bool = attrs.field(
+        metadata=doc("Attrition: an arm has no result or failed by the harness.")
+    )
+    void_reasons: dict[str, str] = attrs.field(metadata=doc("Why, by arm."))
+    arms: dict[str, PairArm | None] = attrs.field(
+        metadata=doc("Each arm's outcome; null for an arm without a result.")
+    )
+
+
+@attrs.frozen
+class McNemarTest:
+    """The exact McNemar test over the compared pairs."""
+
+    pairs: int = attrs.field(metadata=doc("Compared pairs."))
+    control_only: int = attrs.field(metadata=doc("Pairs where only control passed."))
+    treatment_only: int = attrs.field(metadata=doc("Pairs where only the treatment passed."))
+    discordant: int = attrs.field(metadata=doc("Pairs whose arms disagree."))
+    p_value: float = attrs.field(metadata=doc("Two-sided exact p-value."))
+    min_p_value: float = attrs.field(metadata=doc("The smallest p this many pairs could give."))
+
+
+@attrs.frozen
+class Correctness:
+    """Correctness per arm and per pair, and the populations every comparison uses."""
+
+    oracle_tier: str | None = attrs.field(
+        metadata=doc("The attempts' oracle tier; null when they differ.")
+    )
+    arms: dict[str, ArmCorrectness] = attrs.field(metadata=doc("Per arm."))
+    pairs: tuple[Pair, ...] = attrs.field(metadata=doc("Every scheduled repetition."))
+    compared_pairs: Population = attrs.field(metadata=doc("The pairs that are not voided."))
+    both_passed_pairs: Population = attrs.field(
+        metadata=doc("The compared pairs where every arm passed.")
+    )
+    mcnemar: McNemarTest | None = attrs.field(
+        metadata=doc("Null with one arm or too few compared pairs.")
+    )
+
+
+@attrs.frozen
+class Statistics:
+    """Whether statistics are shown, and in one line why not."""
+
+    shown: bool = attrs.field(metadata=doc("Statistics are shown."))
+    why: str | None = attrs.field(metadata=doc("Why not; null when shown."))
+    compared_pairs: int = attrs.field(metadata=doc("Compared pairs."))
+    min_pairs_for_test: int = attrs.field(metadata=doc("Pairs McNemar needs."))
+    min_pairs_for_interval: int = attrs.field(metadata=doc("Pairs a bootstrap interval needs."))
+
+
+@attrs.frozen
+class AttemptsReported:
+    """How many attempts of a population reported a figure."""
+
+    reported: int = attrs.field(metadata=doc("Attempts that reported it."))
+    attempts: int = attrs.field(metadata=doc("Attempts in the population."))
+
+
+@attrs.frozen
+class PairsReported:
+    """How many pairs of a population have a figure's delta."""
+
+    reported: int = attrs.field(metadata=doc("Pairs with a delta."))
+    pairs: int = attrs.field(metadata=doc("Pairs in the population."))
+
+
+@attrs.frozen
+class BootstrapRule:
+    """How the bootstrap intervals are drawn."""
+
+    min_pairs: int = attrs.field(metadata=doc("Pairs an interval needs."))
+    method: str = attrs.field(metadata=doc("The interval method (`bca`)."))
+    confidence: float = attrs.field(metadata=doc("The confidence level."))
+    resamples: int = attrs.field(metadata=doc("Resamples drawn."))
+    seed: int = attrs.field(metadata=doc("The seed, so a rerun gives the same interval."))
+
+
+@attrs.frozen
+class BootstrapFigure:
+    """One figure's mean paired delta and its interval."""
+
+    reported: int = attrs.field(metadata=doc("Pairs with a delta."))
+    pairs: int = attrs.field(metadata=doc("Pairs in the population."))
+    mean: float | None = attrs.field(metadata=doc("Mean delta; null unless every pair has one."))
+    low: float | None = attrs.field(metadata=doc("Interval low end."))
+    high: float | None = attrs.field(metadata=doc("Interval high end."))
+    degenerate: bool | None = attrs.field(metadata=doc("Every delta is the same value."))
+    status: Literal["unavailable", "too-few-pairs", "interval"] = attrs.field(
+        metadata=doc("Whether there is an interval, and if not why.")
+    )
+
+
+@attrs.frozen
+class Bootstrap:
+    """Paired bootstrap intervals of the token deltas."""
+
+    rule: BootstrapRule = attrs.field(metadata=doc("How they are drawn."))
+    pairs: int = attrs.field(metadata=doc("Pairs resampled."))
+    figures: dict[str, BootstrapFigure] = attrs.field(metadata=doc("By figure label."))
+
+
+@attrs.frozen
+class UsageComparison:
+    """Arm totals, pair deltas (treatment minus control) and the bootstrap over one
+    population; a figure any member lacks is null, with how many reported it."""
+
+    population: Population = attrs.field(metadata=doc("The pairs compared."))
+    arms: dict[str, dict[str, Figure]] = attrs.field(metadata=doc("Totals by arm and label."))
+    reported: dict[str, dict[str, AttemptsReported]] = attrs.field(
+        metadata=doc("How many attempts reported each figure, by arm and label.")
+    )
+    deltas: dict[str, Figure] | None = attrs.field(
+        metadata=doc("Summed pair deltas by label; null with one arm.")
+    )
+    deltas_reported: dict[str, PairsReported] | None = attrs.field(
+        metadata=doc("How many pairs have each delta; null with one arm.")
+    )
+    bootstrap: Bootstrap | None = attrs.field(
+        metadata=doc("Null with one arm or too few pairs for McNemar.")
+    )
+
+
+@attrs.frozen
+class Usage(UsageComparison):
+    """Provider usage from validated captures: the compared pairs, the pairs where both
+    arms passed, and every attempt's own figures."""
+
+    both_passed: UsageComparison | None = attrs.field(
+        metadata=doc("The same over the pairs where both arms passed; null with one arm.")
+    )
+    attempts: dict[str, dict[str, Figure]] = attrs.field(
+        metadata=doc("Each attempt's figures by `<repetition>-<arm>`.")
+    )
+
+
+@attrs.frozen
+class CaptureEntry:
+    """The capture validator's verdict on one router, every finding kept whole."""
+
+    valid: bool = attrs.field(metadata=doc("No finding and a usable snapshot."))
+    findings: tuple[Finding, ...] = attrs.field(
+        metadata=doc("Each finding's code, message, file, line and field.")
+    )
+
+
+@attrs.frozen
+class ProviderRow:
+    """One retained provider attempt (a schema-6 provider record); never its request id."""
+
+    exchange: int = attrs.field(metadata=doc("The exchange."))
+    attempt: int = attrs.field(metadata=doc("The attempt within it."))
+    role: str | None = attrs.field(metadata=doc("The thread's role; null without a client record."))
+    outcome: str = attrs.field(metadata=doc("How the attempt ended."))
+    http_status: int | None = attrs.field(metadata=doc("The provider's status."))
+    delivered: bool = attrs.field(metadata=doc("Relayed to the client."))
+    usage_state: str = attrs.field(metadata=doc("Whether usage was reported."))
+    input_tokens: int | None = attrs.field(metadata=doc("Null without usage."))
+    cached_input_tokens: int | None = attrs.field(metadata=doc("Null unless explicit."))
+    cached_input_state: str = attrs.field(
+        metadata=doc("`explicit`, `missing`, `null`, `invalid`, or `unavailable` (no usage).")
+    )
+    cache_write_input_tokens: int | None = attrs.field(metadata=doc("Null without usage."))
+    output_tokens: int | None = attrs.field(metadata=doc("Null without usage."))
+    reasoning_tokens: int | None = attrs.field(metadata=doc("Null when not reported."))
+    request_model: str | None = attrs.field(metadata=doc("The model asked for."))
+    response_model: str | None = attrs.field(metadata=doc("The provider-reported model."))
+    header_model: str | None = attrs.field(metadata=doc("The provider-reported header model."))
+
+
+@attrs.frozen
+class ProviderEvidence:
+    """One router's provider rows and their reconciliation with its snapshot."""
+
+    rows: tuple[ProviderRow, ...] | None = attrs.field(
+        metadata=doc("Null when the records cannot be read (never rebuilt from counters).")
+    )
+    unavailable: str | None = attrs.field(metadata=doc("Why there are no rows."))
+    reconciled: bool = attrs.field(metadata=doc("Rows and snapshot agree."))
+    problems: tuple[str, ...] = attrs.field(metadata=doc("Where they disagree."))
+
+
+@attrs.frozen
+class CommandCount:
+    """Invocations of one command category."""
+
+    total: int = attrs.field(metadata=doc("All invocations."))
+    after_edit: int = attrs.field(metadata=doc("Those after the first edit."))
+
+
+@attrs.frozen
+class ArmCommands:
+    """One arm's command analysis over the attempts whose Codex JSONL was analysed."""
+
+    attempts: int = attrs.field(metadata=doc("Attempts with a result."))
+    attempts_analysed: int = attrs.field(metadata=doc("Attempts whose JSONL was analysed."))
+    counts: dict[str, CommandCount] | None = attrs.field(
+        metadata=doc("By category; null when nothing was analysed.")
+    )
+    same_path_loops: int | None = attrs.field(metadata=doc("Structural same-path loops."))
+    workspace_diff_loops: int | None = attrs.field(metadata=doc("Workspace-diff loops."))
+    observations: tuple[str, ...] = attrs.field(metadata=doc("Notes on what was seen."))
+
+
+@attrs.frozen
+class InstructionsDigests:
+    """The retained instructions' digests (from hashes.json)."""
+
+    codex_version: str = attrs.field(metadata=doc("The Codex CLI of the stock text."))
+    model: str = attrs.field(metadata=doc("Its model."))
+    stock_sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the stock text."))
+    files: dict[str, str] = attrs.field(metadata=doc("Hex SHA-256 by file name."))
+
+
+@attrs.frozen
+class Delivery:
+    """The scripted provider's proof that an arm received exactly its instructions."""
+
+    ok: bool = attrs.field(metadata=doc("Every request carried the file."))
+    requests: int | None = attrs.field(metadata=doc("Requests recorded; null when unread."))
+    matching: int | None = attrs.field(metadata=doc("Requests that carried it."))
+
+
+@attrs.frozen
+class Outcome:
+    """Whether the run's evidence holds, and every reason it does not."""
+
+    ok: bool = attrs.field(metadata=doc("Every attempt passed and all evidence validated."))
+    reasons: tuple[str, ...] = attrs.field(metadata=doc("One line per reason."))
+
+
+@attrs.frozen
+class ReportDocument:
+    """``report.json``: everything summary.md says, as data (``hpbench.report.v1``)."""
+
+    schema: Literal["hpbench.report.v1"] = attrs.field(metadata=doc("Always `hpbench.report.v1`."))
+    run: Any = attrs.field(metadata=doc("The run's run.json, verbatim (its own contract)."))
+    correctness: Correctness = attrs.field(metadata=doc("Correctness first."))
+    statistics: Statistics = attrs.field(metadata=doc("Whether statistics are shown."))
+    usage: Usage = attrs.field(metadata=doc("Provider usage from validated captures."))
+    captures: dict[str, CaptureEntry] = attrs.field(
+        metadata=doc("The validator's verdict by `<repetition>-<arm>`.")
+    )
+    provider_responses: dict[str, ProviderEvidence] = attrs.field(
+        metadata=doc("Provider rows by `<repetition>-<arm>`.")
+    )
+    commands: dict[str, ArmCommands] = attrs.field(metadata=doc("Command analysis by arm."))
+    instructions: InstructionsDigests | None = attrs.field(
+        metadata=doc("Null when no instructions were derived.")
+    )
+    deliveries: dict[str, Delivery] = attrs.field(
+        metadata=doc("Delivery proofs by `<repetition>-<arm>` (offline demo only).")
+    )
+    phases: dict[str, float] = attrs.field(metadata=doc("Elapsed seconds by phase."))
+    agent_seconds: dict[str, tuple[float | None, ...]] = attrs.field(
+        metadata=doc("Each attempt's agent wall time, by arm.")
+    )
+    outcome: Outcome = attrs.field(metadata=doc("The verdict."))
+
+
+CONTRACT = schemagen.Contract(schema_file=SCHEMA_FILE, roots=(ReportDocument,))

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import attrs
 
+from hpbench import schemagen
 from hpbench._convert import make_converter, structure
 from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
@@ -50,29 +51,32 @@ ROUTER_PORT = 8080
 class GraderPlan:
     """The hidden grader as the run uses it (the task manifest's ``[grader]``)."""
 
-    kind: str
-    command: tuple[str, ...]
+    kind: str = attrs.field(metadata=schemagen.doc("go-test or command"))
+    command: tuple[str, ...] = attrs.field(metadata=schemagen.doc("argv, run in the grader"))
     timeout_seconds: int
-    base_discriminator: str
-    files: tuple[str, ...] = attrs.field(metadata={"doc": "workspace-relative hidden files"})
+    base_discriminator: str = attrs.field(
+        metadata=schemagen.doc("text the grader prints on the base revision")
+    )
+    files: tuple[str, ...] = attrs.field(metadata=schemagen.doc("workspace-relative hidden files"))
     preload_go_qualification_grader: bool
 
 
 @attrs.frozen(kw_only=True)
 class RunPlan(Settings):
-    """One run's plan: its checked settings (flat, as before) and what the task fixes."""
+    """One run's plan: its checked settings (flat) and what the task fixes for the run."""
 
     schema: str = attrs.field(default=PLAN_SCHEMA, validator=attrs.validators.in_((PLAN_SCHEMA,)))
-    run_id: str
-    fingerprint: str
+    run_id: str = attrs.field(metadata=schemagen.doc("the run directory's name"))
+    fingerprint: str = attrs.field(metadata=schemagen.doc("the task's sha256 fingerprint"))
     task_directory: str
-    prompt_file: str
+    prompt_file: str = attrs.field(metadata=schemagen.doc("the visible prompt Codex receives"))
     base_revision: str
     oracle_revision: str
     grader: GraderPlan
 
 
 _CONVERTER = make_converter()
+CONTRACT = schemagen.Contract(schema_file=f"{PLAN_SCHEMA}.schema.json", roots=(RunPlan,))
 
 
 @attrs.frozen

@@ -28,7 +28,7 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_DIR = Path("contrib/schemas")
 
 # Every generated contract, as "module:CONSTANT" naming a Contract. Add one line per
-# contract (the run plan: "hpbench.plan:CONTRACT").
+# contract.
 REGISTRY: tuple[str, ...] = (
     "hpbench.capture.schema:RECORD_CONTRACT",
     "hpbench.capture.schema:SNAPSHOT_CONTRACT",
@@ -36,6 +36,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.report.document:CONTRACT",
     "hpbench.instructions.stock:CONTRACT",
     "hpbench.instructions.derive:CONTRACT",
+    "hpbench.plan:CONTRACT",
 )
 
 

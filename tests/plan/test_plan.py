@@ -203,3 +203,17 @@ class TestLoadPlan:
     def test_missing_field(self, tmp_path: Path, document: dict[str, object]) -> None:
         del document["grader"]
         assert [("plan.schema", "$.grader")] == self._refused(tmp_path, document)
+
+
+def test_run_json_fits_its_generated_schema(tmp_path: Path) -> None:
+    """The written run.json validates against contrib/schemas/hpbench.run.v2.schema.json,
+    and a document with an unknown field does not."""
+    jsonschema = pytest.importorskip("jsonschema")
+    _plan(tmp_path / "run")
+    schema = json.loads(
+        (REPO_ROOT / "contrib" / "schemas" / f"{PLAN_SCHEMA}.schema.json").read_text()
+    )
+    document = json.loads(RunLayout(tmp_path / "run").run_json.read_text())
+    jsonschema.validate(document, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**document, "router_image": "x"}, schema)

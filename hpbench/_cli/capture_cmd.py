@@ -56,9 +56,6 @@ def register(commands: Any) -> None:
         metavar="FILE",
         help="codex exec --json streams of the measured root threads",
     )
-    validate.add_argument(
-        "--jobs", type=int, default=None, help="worker processes for the record scan"
-    )
     add_json_flag(validate)
     validate.set_defaults(handler=validate_command)
 
@@ -146,7 +143,6 @@ def validate_command(args: argparse.Namespace) -> int:
             expect_mode=args.expect_mode,
             expect_protocol=args.expect_protocol,
             codex_jsonl=args.codex_jsonl,
-            jobs=args.jobs,
         )
     except ValueError as exc:
         err_console.print(f"hpbench: {exc}", markup=False, highlight=False)

@@ -1,49 +1,58 @@
-"""The fast route: record lines decoded by compiled decoders generated from the models.
+"""One record line to one record: a compiled decoder first, the strict converter otherwise.
 
-Checking a gigabyte of records one JSON object at a time through :func:`json.loads` and
-dict checks costs more than the whole validation may. Here each record kind gets a
-:mod:`msgspec` decoder whose types are generated, at import, from the attrs models in
-:mod:`hpbench.capture.models` (the models stay the one definition of the contract):
-``Count`` is a non-negative integer, ``Ident`` a non-empty string, enums and literals
-their exact values, every field required, unknown fields refused, and no coercion (a
-boolean is not an integer, ``1.0`` is not an integer). A decoded line becomes the same
-facts as the general route (:func:`hpbench.capture._facts.facts_from_json`).
+The record contract is written once, as the attrs classes of :mod:`hpbench.capture.models`.
+At import each of them is compiled into a :mod:`msgspec` struct with the converter's
+rules (every field required, unknown fields refused, ``Count`` a non-negative integer,
+``Ident`` a non-empty string, enums and literals exact, no coercion of booleans, floats or
+case), and the four record structs form one union tagged by ``kind``.
 
-The decoders accept one thing the general route refuses: a key written twice (the last
-one wins). :func:`decode_line` therefore also proves that the line holds no more keys
-than its facts imply, by counting colons: every key is followed by exactly one colon
-outside strings, so a line with no more colons than keys has no repeated key. A line
-whose strings hold colons goes to the general route, which is slower but exact.
+A line takes the **fast route** when that decoder accepts it *and* re-encoding the record
+reproduces the line byte for byte. Re-encoding is the proof that the record is all the
+line says: a decoder keeps the last of two equal keys, which the contract refuses, and a
+repeated key can never re-encode to the same bytes. Lines the writer writes (canonical
+JSON: sorted keys, no insignificant whitespace) take this route.
 
-The fast route is never more lenient than the general one and yields equal facts;
-``tests/capture/test_check.py`` holds it to that on generated and mutated records.
+Any other line takes the **general route**: :func:`json.loads` refusing repeated keys, the
+version and kind checks, and the strict cattrs converter, which decides and names the
+field of a refused record. Both routes give the same record; ``tests/capture/test_decode.py``
+proves on generated and mutated records that the fast route never accepts what the
+converter refuses.
+
+The structs mirror the attrs classes field for field: the same names and the same Python
+value types (enum members, ints, strings, nested structs for nested classes, tuples for
+lists), and a class attribute ``kind`` on each record struct. Code typed against the attrs
+classes therefore reads them unchanged; :func:`decode_record` is typed to return
+:data:`~hpbench.capture.models.Record` on that basis. Never test them with ``isinstance``
+against the attrs classes: dispatch on ``kind``.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 import types
 import typing
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import attrs
 import msgspec
 
-from hpbench.capture import models
-from hpbench.capture._facts import (
-    ClientFacts,
-    ComparisonFacts,
-    ErrorFacts,
-    ExchangeFacts,
-    Facts,
-    ProviderFacts,
-    Shape,
+from hpbench._convert import structure
+from hpbench.capture import codes
+from hpbench.capture._converter import CONVERTER
+from hpbench.capture._sink import FindingSink
+from hpbench.capture.models import (
+    RECORD_CLASSES,
+    RECORD_SCHEMA_VERSION,
+    Count,
+    Ident,
+    Record,
 )
+from hpbench.errors import ContractError
 
 _SIMPLE: dict[Any, Any] = {
-    models.Count: Annotated[int, msgspec.Meta(ge=0)],
-    models.Ident: Annotated[str, msgspec.Meta(min_length=1)],
+    Count: Annotated[int, msgspec.Meta(ge=0)],
+    Ident: Annotated[str, msgspec.Meta(min_length=1)],
     int: int,
     str: str,
     bool: bool,
@@ -58,228 +67,158 @@ def _decoded_type(tp: Any) -> Any:
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
         if len(inner) != 1:  # pragma: no cover - the models have no such field
-            msg = f"no fast decoding for {tp!r}"
+            msg = f"no struct type for {tp!r}"
             raise TypeError(msg)
         return _decoded_type(inner[0]) | None
-    if origin is typing.Literal:
+    if origin is typing.Literal or (isinstance(tp, type) and issubclass(tp, enum.Enum)):
         return tp
     if origin is tuple:
         return tuple[_decoded_type(args[0]), ...]  # type: ignore[misc]
     if attrs.has(tp):
         return struct_for(tp)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return Literal[tuple(member.value for member in tp)]
     return _SIMPLE[tp]
 
 
-def struct_for(cls: type[Any]) -> type[msgspec.Struct]:
-    """The msgspec struct generated from the attrs class ``cls`` (fields in sorted order)."""
+def struct_for(cls: type[Any], *, kind: str | None = None) -> type[msgspec.Struct]:
+    """The msgspec struct generated from the attrs class ``cls``.
+
+    Fields are declared in sorted order, so that a sorted encoding is canonical JSON. A
+    record class (``kind`` given) is tagged by ``kind`` instead of holding it as a field.
+    """
     struct = _STRUCTS.get(cls)
     if struct is None:
         hints = typing.get_type_hints(cls)
-        names = sorted(field.name for field in attrs.fields(cls))
+        names = sorted(field.name for field in attrs.fields(cls) if field.name != "kind")
+        tag: dict[str, Any] = {} if kind is None else {"tag_field": "kind", "tag": kind}
         struct = msgspec.defstruct(
             f"Decoded{cls.__name__}",
             [(name, _decoded_type(hints[name])) for name in names],
             forbid_unknown_fields=True,
             kw_only=True,
+            # Records hold scalars, enums, tuples and other records, never a cycle, so the
+            # garbage collector need not track the hundreds of thousands a capture decodes.
+            gc=False,
             module=__name__,
+            **tag,
         )
+        if kind is not None:
+            struct.kind = kind  # type: ignore[attr-defined]  # read like the attrs field
         _STRUCTS[cls] = struct
     return struct
 
 
-def fixed_keys(cls: type[Any]) -> int:
-    """How many keys a record of ``cls`` always has: its fields and those of every nested
-    object that is never null (nullable objects and lists are counted by their builders)."""
-    hints = typing.get_type_hints(cls)
-    return sum(
-        1 + (fixed_keys(hints[field.name]) if attrs.has(hints[field.name]) else 0)
-        for field in attrs.fields(cls)
-    )
-
-
-_USAGE_KEYS = fixed_keys(models.Usage)
-_SHAPE_KEYS = fixed_keys(models.ToolShape)
-
-_new = tuple.__new__  # builds a named tuple without its Python-level __new__
-
-
-def _shapes(items: tuple[Any, ...]) -> tuple[Shape, ...]:
-    return tuple((s.item_type, s.namespace, s.name, s.count) for s in items)
-
-
-def _comparison(c: Any) -> ComparisonFacts:
-    return (
-        c.client_bytes,
-        c.provider_bytes,
-        c.savings_bytes,
-        c.client_tokens,
-        c.provider_tokens,
-        c.savings_tokens,
-    )
-
-
-_CLIENT_KEYS = fixed_keys(models.ClientRecord)
-
-
-def _client(s: Any) -> tuple[Facts, int]:
-    t = s.thread
-    facts = _new(
-        ClientFacts,
-        (
-            s.seq,
-            s.exchange,
-            s.mode,
-            s.protocol,
-            s.complete,
-            t.thread_id,
-            t.root_thread_id,
-            t.parent_thread_id,
-            t.role,
-            s.request_bytes,
-            s.request_tokens,
-            s.turn_state_sent,
-        ),
-    )
-    return facts, _CLIENT_KEYS
-
-
-_PROVIDER_KEYS = fixed_keys(models.ProviderRecord)
-
-
-def _provider(s: Any) -> tuple[Facts, int]:
-    keys = _PROVIDER_KEYS
-    u = s.usage
-    usage = None
-    if u is not None:
-        keys += _USAGE_KEYS
-        usage = (
-            u.input_tokens,
-            u.cached_input_tokens,
-            u.cached_input_state,
-            u.cache_write_input_tokens,
-            u.output_tokens,
-            u.reasoning_tokens,
-        )
-    emitted = s.emitted_tools
-    if emitted:
-        keys += _SHAPE_KEYS * len(emitted)
-        emitted = _shapes(emitted)
-    facts = _new(
-        ProviderFacts,
-        (
-            s.seq,
-            s.exchange,
-            s.attempt,
-            s.mode,
-            s.protocol,
-            s.complete,
-            s.request_model,
-            s.request_bytes,
-            s.request_tokens,
-            s.turn_state_forwarded,
-            s.http_status,
-            s.outcome,
-            s.usage_state,
-            usage,
-            s.response_model,
-            s.header_model,
-            emitted,
-            s.output_bytes,
-            s.output_text_bytes,
-            s.stream_bytes,
-            s.delivered,
-        ),
-    )
-    return facts, keys
-
-
-_EXCHANGE_KEYS = fixed_keys(models.ExchangeRecord)
-
-
-def _exchange(s: Any) -> tuple[Facts, int]:
-    keys = _EXCHANGE_KEYS
-    tools = s.delivered_tools
-    if tools:
-        keys += _SHAPE_KEYS * len(tools)
-        tools = _shapes(tools)
-    transport = s.transport
-    h = s.hpatch
-    facts = _new(
-        ExchangeFacts,
-        (
-            s.seq,
-            s.exchange,
-            s.mode,
-            s.protocol,
-            s.complete,
-            s.thread_id,
-            s.attempts,
-            s.delivered_attempt,
-            s.outcome,
-            s.client_status,
-            _comparison(s.request),
-            _comparison(s.output),
-            _comparison(s.output_text),
-            (
-                transport.provider_stream_bytes,
-                transport.client_stream_bytes,
-                transport.router_commentary_bytes,
-            ),
-            tools,
-            (
-                h.successes,
-                h.rejections,
-                h.corrections,
-                h.unmatched,
-                h.diagnostics,
-                h.carrier_tokens,
-            ),
-            s.detail_dropped,
-        ),
-    )
-    return facts, keys
-
-
-_ERROR_KEYS = fixed_keys(models.ErrorRecord)
-
-
-def _error(s: Any) -> tuple[Facts, int]:
-    return ErrorFacts(s.seq, s.exchange, s.mode, s.protocol, s.category), _ERROR_KEYS
-
-
-KIND_MARKER = b'"kind":"'
-"""Every compact record line holds this; the two letters after it name the kind."""
-
-DecodeRoute = tuple[Callable[[bytes], Any], Callable[[Any], tuple[Facts, int]]]
-
-ROUTES: dict[bytes, DecodeRoute] = {
-    b"cl": (msgspec.json.Decoder(struct_for(models.ClientRecord)).decode, _client),
-    b"pr": (msgspec.json.Decoder(struct_for(models.ProviderRecord)).decode, _provider),
-    b"ex": (msgspec.json.Decoder(struct_for(models.ExchangeRecord)).decode, _exchange),
-    b"er": (msgspec.json.Decoder(struct_for(models.ErrorRecord)).decode, _error),
+RECORD_STRUCTS: dict[str, type[msgspec.Struct]] = {
+    kind: struct_for(cls, kind=kind) for kind, cls in RECORD_CLASSES.items()
 }
-"""Per kind (first two letters after :data:`KIND_MARKER`): its decoder and its facts
-builder (facts and key count)."""
+"""The struct of each record ``kind``."""
+
+_DECODE = msgspec.json.Decoder(typing.Union[tuple(RECORD_STRUCTS.values())]).decode  # noqa: UP007
+_ENCODE = msgspec.json.Encoder(order="sorted").encode
+_CONVERT_TYPE: Any = typing.Union[tuple(RECORD_STRUCTS.values())]  # noqa: UP007
 
 
-def decode_counted(line: bytes) -> tuple[Facts, int] | None:
-    """The facts of a record line (without its newline) and how many keys they imply, or
-    None when the decoder refuses it. The caller still owes the colon count."""
-    at = line.find(KIND_MARKER)
-    route = ROUTES.get(line[at + 8 : at + 10]) if at >= 0 else None
-    if route is None:
-        return None
+def decode_canonical(line: bytes) -> Record | None:
+    """The record of a canonical line (without its newline), or None for the general route."""
     try:
-        return route[1](route[0](line))
+        record = _DECODE(line)
     except msgspec.DecodeError:  # validation errors included
         return None
-
-
-def decode_line(line: bytes) -> Facts | None:
-    """The facts of a record line (without its newline), or None for the general route."""
-    counted = decode_counted(line)
-    if counted is None or line.count(b":") != counted[1]:
+    if _ENCODE(record) != line:
         return None
-    return counted[0]
+    return record  # type: ignore[no-any-return]
+
+
+def encode_record(record: Record) -> bytes:
+    """The canonical JSON of a record (a decoded struct), without newline."""
+    return _ENCODE(record)
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        msg = f"duplicate key {repeated!r}"
+        raise ValueError(msg)
+    return result
+
+
+def loads_unique(raw: bytes | str) -> Any:
+    """:func:`json.loads` refusing an object with a repeated key (the contract's JSON).
+
+    Raises:
+        ValueError: not JSON, or a repeated key.
+        RecursionError: nesting deeper than the interpreter allows.
+    """
+    return json.loads(raw, object_pairs_hook=_refuse_repeated_keys)
+
+
+def decode_record(raw: bytes, sink: FindingSink, *, file: str, line: int) -> Record | None:
+    """The record of one line (without its newline), or None after adding why to ``sink``."""
+    record = decode_canonical(raw)
+    if record is not None:
+        return record
+    return _general_route(raw, sink, file, line)
+
+
+def _general_route(raw: bytes, sink: FindingSink, file: str, line: int) -> Record | None:
+    if not raw.strip():
+        sink.add(codes.RECORD_SYNTAX, "empty line", file=file, line=line)
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # json.loads would let encoded surrogates through; a record is UTF-8 text.
+        sink.add(codes.RECORD_SYNTAX, f"not UTF-8: {exc}", file=file, line=line)
+        return None
+    try:
+        value = loads_unique(raw)
+    except (ValueError, RecursionError) as exc:
+        sink.add(codes.RECORD_SYNTAX, f"not a JSON object: {exc}", file=file, line=line)
+        return None
+    if not isinstance(value, dict):
+        sink.add(codes.RECORD_SYNTAX, "a record must be a JSON object", file=file, line=line)
+        return None
+    version = value.get("schema_version")
+    if type(version) is not int or version != RECORD_SCHEMA_VERSION:
+        shown = "missing" if "schema_version" not in value else json.dumps(version)
+        sink.add(
+            codes.SCHEMA_VERSION,
+            f"schema_version is {shown}; this validator reads schema-{RECORD_SCHEMA_VERSION} "
+            "records only",
+            file=file,
+            line=line,
+            field="$.schema_version",
+        )
+        return None
+    kind = value.get("kind")
+    cls = RECORD_CLASSES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        allowed = ", ".join(repr(k) for k in RECORD_CLASSES)
+        sink.add(
+            codes.RECORD_SCHEMA,
+            f"kind must be one of {allowed}, got {json.dumps(kind)}",
+            file=file,
+            line=line,
+            field="$.kind",
+        )
+        return None
+    try:
+        structure(CONVERTER, value, cls, source=file, code=codes.RECORD_SCHEMA)
+    except ContractError as exc:
+        for finding in exc.findings:
+            sink.add_finding(attrs.evolve(finding, line=line))
+        return None
+    try:
+        return msgspec.convert(value, _CONVERT_TYPE)  # type: ignore[no-any-return]
+    except msgspec.ValidationError:  # pragma: no cover - the two agree (test_decode.py)
+        sink.add(
+            codes.RECORD_SCHEMA, f"does not match the {cls.__name__} contract", file=file, line=line
+        )
+        return None
+
+
+def to_attrs(record: Record) -> Record:
+    """The attrs object of a decoded record (for callers that want the models' classes)."""
+    data = msgspec.to_builtins(record)
+    return CONVERTER.structure(data, RECORD_CLASSES[record.kind])  # type: ignore[no-any-return]

@@ -1,23 +1,25 @@
 """Snapshot totals as plain sums over records.
 
-:class:`Totals` takes record facts (:mod:`hpbench.capture._facts`) one at a time and
-renders the aggregate sections of a snapshot. The writer uses it to serve
-``/api/metrics``; the validator uses it to recompute what a snapshot must say. Totals of
-two parts of a capture merge by addition. Memory is bounded by the number of threads,
-models and tool shapes, not by the number of records.
+:class:`Totals` takes records one at a time and renders the aggregate sections of a
+snapshot. The writer feeds it the records it appends, to serve ``/api/metrics``; the
+validator feeds it the records it reads, to recompute what a snapshot must say. Memory is
+bounded by the number of threads, models and tool shapes, not by the number of records.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hpbench.capture._facts import (
-    ClientFacts,
-    ComparisonFacts,
-    ExchangeFacts,
-    ProviderFacts,
-    Shape,
-    UsageFacts,
+from hpbench.capture.models import (
+    AttemptOutcome,
+    CachedInputState,
+    ClientRecord,
+    Comparison,
+    ExchangeRecord,
+    ProviderRecord,
+    ToolShape,
+    Usage,
+    UsageState,
 )
 
 JSON = dict[str, Any]
@@ -54,7 +56,14 @@ COMPARISON_KEYS = (
     "provider_tokens",
     "savings_tokens",
 )
-_CACHED_INDEX = {"explicit": 5, "missing": 6, "null": 7, "invalid": 8}
+# Enum members as module constants, compared by identity: reading one off its class, or
+# hashing one, costs a Python-level call (CPython 3.11), and these are read per record.
+_EXPLICIT = CachedInputState.EXPLICIT
+_MISSING = CachedInputState.MISSING
+_NULL = CachedInputState.NULL
+_REPORTED = UsageState.REPORTED
+_ABSENT = UsageState.ABSENT
+_COMPLETED = AttemptOutcome.COMPLETED
 
 
 def _null_first(value: str | None) -> tuple[int, str]:
@@ -79,23 +88,25 @@ class UsageSum:
     def __init__(self) -> None:
         self.values = [0] * len(USAGE_KEYS)
 
-    def add(self, usage: UsageFacts) -> None:
+    def add(self, usage: Usage) -> None:
         """Add one attempt's reported usage."""
         values = self.values
-        input_tokens, cached, state, write, output, reasoning = usage
-        values[0] += input_tokens
-        values[3] += output
-        values[_CACHED_INDEX[state]] += 1
-        if cached is not None:
-            values[1] += cached
-        if write is None:
+        values[0] += usage.input_tokens
+        values[3] += usage.output_tokens
+        state = usage.cached_input_state
+        values[
+            5 if state is _EXPLICIT else 6 if state is _MISSING else 7 if state is _NULL else 8
+        ] += 1
+        if usage.cached_input_tokens is not None:
+            values[1] += usage.cached_input_tokens
+        if usage.cache_write_input_tokens is None:
             values[9] += 1
         else:
-            values[2] += write
-        if reasoning is None:
+            values[2] += usage.cache_write_input_tokens
+        if usage.reasoning_tokens is None:
             values[10] += 1
         else:
-            values[4] += reasoning
+            values[4] += usage.reasoning_tokens
 
     def merge(self, other: UsageSum) -> None:
         """Add another sum."""
@@ -115,24 +126,22 @@ class ComparisonSum:
         self.values = [0] * 6
         self.tokens_known = True
 
-    def add(self, comparison: ComparisonFacts) -> None:
+    def add(self, comparison: Comparison) -> None:
         """Add one exchange's comparison."""
         values = self.values
-        values[0] += comparison[0]
-        values[1] += comparison[1]
-        values[2] += comparison[2]
-        client, provider, savings = comparison[3], comparison[4], comparison[5]
+        values[0] += comparison.client_bytes
+        values[1] += comparison.provider_bytes
+        values[2] += comparison.savings_bytes
+        if not self.tokens_known:
+            return
+        client, provider = comparison.client_tokens, comparison.provider_tokens
+        savings = comparison.savings_tokens
         if client is None or provider is None or savings is None:
             self.tokens_known = False
             return
         values[3] += client
         values[4] += provider
         values[5] += savings
-
-    def merge(self, other: ComparisonSum) -> None:
-        """Add another sum."""
-        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
-        self.tokens_known = self.tokens_known and other.tokens_known
 
     def to_json(self) -> JSON:
         """The comparison as a JSON object."""
@@ -158,24 +167,12 @@ class ThreadSum:
         self.delivered = UsageSum()
         self.other = UsageSum()
 
-    @property
-    def usage(self) -> UsageSum:
-        """Usage over all the thread's attempts."""
-        total = UsageSum()
-        total.merge(self.delivered)
-        total.merge(self.other)
-        return total
-
-    def merge(self, other: ThreadSum) -> None:
-        """Add another part of the same thread."""
-        self.requests += other.requests
-        self.attempts += other.attempts
-        self.delivered.merge(other.delivered)
-        self.other.merge(other.other)
-
     def to_json(self) -> JSON:
         """The thread's totals as a JSON object."""
         thread_id, root, parent, role = self.ident
+        usage = UsageSum()
+        usage.merge(self.delivered)
+        usage.merge(self.other)
         return {
             "thread_id": thread_id,
             "root_thread_id": root,
@@ -183,15 +180,15 @@ class ThreadSum:
             "role": role,
             "logical_requests": self.requests,
             "provider_attempts": self.attempts,
-            "usage": self.usage.to_json(),
+            "usage": usage.to_json(),
             "delivered_usage": self.delivered.to_json(),
         }
 
 
-def _add_shapes(into: dict[ShapeKey, int], shapes: tuple[Shape, ...]) -> None:
-    for item_type, namespace, name, count in shapes:
-        key = (item_type, namespace, name)
-        into[key] = into.get(key, 0) + count
+def _add_shapes(into: dict[ShapeKey, int], shapes: tuple[ToolShape, ...]) -> None:
+    for shape in shapes:
+        key = (shape.item_type, shape.namespace, shape.name)
+        into[key] = into.get(key, 0) + shape.count
 
 
 def shapes_json(shapes: dict[ShapeKey, int]) -> list[JSON]:
@@ -207,12 +204,10 @@ class Totals:
 
     def __init__(self) -> None:
         self.kinds = {"client": 0, "provider": 0, "exchange": 0, "error": 0}
-        self.attempts = 0
         self.delivered_attempts = 0
-        self.usage_states = {"reported": 0, "absent": 0, "invalid": 0}
+        self.with_usage = self.without_usage = self.invalid_usage = 0
         # Usage is summed per thread; attempts of no known thread are summed here. The
-        # capture's total is the sum of both (see usage_total), which saves one addition
-        # per attempt.
+        # capture's total is the sum of both, which saves one addition per attempt.
         self.unattributed = UsageSum()
         self.threads: dict[str, ThreadSum] = {}
         self.models: dict[ModelKey, list[int]] = {}
@@ -223,65 +218,98 @@ class Totals:
         self.hpatch = [0] * len(HPATCH_KEYS)
         self.dropped_detail = 0
 
-    def add_client(self, record: ClientFacts) -> None:
-        """Count a client record."""
+    def add_client(self, record: ClientRecord) -> ThreadSum:
+        """Count a client record; return the sums of its thread, for its provider records."""
         self.kinds["client"] += 1
-        thread = self.threads.get(record.thread_id)
+        ref = record.thread
+        thread = self.threads.get(ref.thread_id)
         if thread is None:
-            ident = (record.thread_id, record.root_thread_id, record.parent_thread_id, record.role)
-            thread = self.threads[record.thread_id] = ThreadSum(ident)
+            # _value_ is the enum's documented value attribute, read without a descriptor call.
+            ident = (ref.thread_id, ref.root_thread_id, ref.parent_thread_id, ref.role._value_)
+            thread = self.threads[ref.thread_id] = ThreadSum(ident)
         thread.requests += 1
+        return thread
 
-    def add_provider(self, record: ProviderFacts, thread_id: str | None, role: str | None) -> None:
-        """Count a provider record of an exchange of ``thread_id`` (None when unknown)."""
-        (
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            request_model,
-            _,
-            _,
-            _,
-            _,
-            outcome,
-            usage_state,
-            usage,
-            response_model,
-            header_model,
-            emitted,
-            _,
-            _,
-            _,
-            delivered,
-        ) = record
+    def add_provider(self, record: ProviderRecord, thread: ThreadSum | None) -> None:
+        """Count a provider record of an exchange of ``thread`` (None when unknown)."""
         self.kinds["provider"] += 1
-        self.attempts += 1
+        delivered = record.delivered
         if delivered:
             self.delivered_attempts += 1
-        self.usage_states[usage_state] += 1
-        thread = self.threads.get(thread_id) if thread_id is not None else None
-        if thread is not None:
+        state = record.usage_state
+        if state is _REPORTED:
+            self.with_usage += 1
+        elif state is _ABSENT:
+            self.without_usage += 1
+        else:
+            self.invalid_usage += 1
+        usage = record.usage
+        if thread is None:
+            if usage is not None:
+                self.unattributed.add(usage)
+        else:
             thread.attempts += 1
             if usage is not None:
-                if delivered and outcome == "completed":
+                if delivered and record.outcome is _COMPLETED:
                     thread.delivered.add(usage)
                 else:
                     thread.other.add(usage)
-        elif usage is not None:
-            self.unattributed.add(usage)
-        if role is not None:
-            key = (role, request_model, response_model, header_model)
-            counts = self.models.get(key)
-            if counts is None:
-                counts = self.models[key] = [0, 0]
-            counts[0] += 1
-            if usage is not None:
-                counts[1] += 1
-        if emitted:
-            _add_shapes(self.emitted, emitted)
+            self._count_model(thread.ident[3], record)
+        if record.emitted_tools:
+            _add_shapes(self.emitted, record.emitted_tools)
+
+    def _count_model(self, role: str, record: ProviderRecord) -> None:
+        key = (role, record.request_model, record.response_model, record.header_model)
+        counts = self.models.get(key)
+        if counts is None:
+            counts = self.models[key] = [0, 0]
+        counts[0] += 1
+        if record.usage is not None:
+            counts[1] += 1
+
+    def add_exchange(self, record: ExchangeRecord) -> None:
+        """Count an exchange record."""
+        self.kinds["exchange"] += 1
+        request, output, output_text = self.comparisons
+        request.add(record.request)
+        output.add(record.output)
+        output_text.add(record.output_text)
+        transport, sums = record.transport, self.transport
+        sums[0] += transport.provider_stream_bytes
+        sums[1] += transport.client_stream_bytes
+        sums[2] += transport.router_commentary_bytes
+        if record.delivered_tools:
+            _add_shapes(self.delivered_tools, record.delivered_tools)
+        hpatch = record.hpatch
+        if (
+            hpatch.successes
+            or hpatch.rejections
+            or hpatch.corrections
+            or hpatch.unmatched
+            or hpatch.diagnostics
+            or hpatch.carrier_tokens
+        ):
+            self.hpatch = [
+                a + b
+                for a, b in zip(
+                    self.hpatch,
+                    (
+                        hpatch.successes,
+                        hpatch.rejections,
+                        hpatch.corrections,
+                        hpatch.unmatched,
+                        hpatch.diagnostics,
+                        hpatch.carrier_tokens,
+                    ),
+                    strict=True,
+                )
+            ]
+        if record.detail_dropped:
+            self.dropped_detail += 1
+
+    def add_error(self) -> None:
+        """Count an error record."""
+        self.kinds["error"] += 1
 
     def usage_total(self) -> UsageSum:
         """Usage over every attempt: the threads' sums plus the unattributed one."""
@@ -292,87 +320,6 @@ class Totals:
             total.merge(thread.other)
         return total
 
-    def add_exchange(self, record: ExchangeFacts) -> None:
-        """Count an exchange record."""
-        (
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            request,
-            output,
-            output_text,
-            (provider_stream, client_stream, commentary),
-            delivered_tools,
-            hpatch,
-            dropped,
-        ) = record
-        self.kinds["exchange"] += 1
-        for sums, comparison in zip(self.comparisons, (request, output, output_text), strict=True):
-            values = sums.values
-            values[0] += comparison[0]
-            values[1] += comparison[1]
-            values[2] += comparison[2]
-            if sums.tokens_known:
-                client, provider, savings = comparison[3], comparison[4], comparison[5]
-                if client is None or provider is None or savings is None:
-                    sums.tokens_known = False
-                else:
-                    values[3] += client
-                    values[4] += provider
-                    values[5] += savings
-        transport = self.transport
-        transport[0] += provider_stream
-        transport[1] += client_stream
-        transport[2] += commentary
-        if delivered_tools:
-            _add_shapes(self.delivered_tools, delivered_tools)
-        if any(hpatch):
-            self.hpatch = [a + b for a, b in zip(self.hpatch, hpatch, strict=True)]
-        if dropped:
-            self.dropped_detail += 1
-
-    def add_error(self) -> None:
-        """Count an error record."""
-        self.kinds["error"] += 1
-
-    def merge(self, other: Totals) -> None:
-        """Add the totals of a later part of the same capture."""
-        for kind, count in other.kinds.items():
-            self.kinds[kind] += count
-        self.attempts += other.attempts
-        self.delivered_attempts += other.delivered_attempts
-        for state, count in other.usage_states.items():
-            self.usage_states[state] += count
-        self.unattributed.merge(other.unattributed)
-        for thread_id, thread in other.threads.items():
-            mine = self.threads.get(thread_id)
-            if mine is None:
-                self.threads[thread_id] = thread
-            else:
-                mine.merge(thread)
-        for key, counts in other.models.items():
-            mine_counts = self.models.setdefault(key, [0, 0])
-            mine_counts[0] += counts[0]
-            mine_counts[1] += counts[1]
-        for mine_sum, other_sum in zip(self.comparisons, other.comparisons, strict=True):
-            mine_sum.merge(other_sum)
-        self.transport = [a + b for a, b in zip(self.transport, other.transport, strict=True)]
-        for into, shapes in (
-            (self.emitted, other.emitted),
-            (self.delivered_tools, other.delivered_tools),
-        ):
-            for shape, count in shapes.items():
-                into[shape] = into.get(shape, 0) + count
-        self.hpatch = [a + b for a, b in zip(self.hpatch, other.hpatch, strict=True)]
-        self.dropped_detail += other.dropped_detail
-
     def aggregates_json(self) -> JSON:
         """Every snapshot section except ``schema``, ``router`` and ``capture``."""
         logical = self.kinds["client"]
@@ -380,12 +327,12 @@ class Totals:
         return {
             "requests": {
                 "logical_requests": logical,
-                "provider_attempts": self.attempts,
-                "retries": max(self.attempts - logical, 0),
+                "provider_attempts": self.kinds["provider"],
+                "retries": max(self.kinds["provider"] - logical, 0),
                 "delivered_attempts": self.delivered_attempts,
-                "attempts_with_usage": self.usage_states["reported"],
-                "attempts_without_usage": self.usage_states["absent"],
-                "attempts_invalid_usage": self.usage_states["invalid"],
+                "attempts_with_usage": self.with_usage,
+                "attempts_without_usage": self.without_usage,
+                "attempts_invalid_usage": self.invalid_usage,
             },
             "usage": self.usage_total().to_json(),
             "savings": {

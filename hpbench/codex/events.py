@@ -97,10 +97,15 @@ class OtherEvent:
 
 @attrs.frozen
 class InvalidLine:
-    """A line that could not be read as a Codex event; the finding says why."""
+    """A line that could not be read as a Codex event; the finding says why.
+
+    ``event_type`` is the line's ``type`` when it was a JSON object naming one, so a reader
+    can tell a malformed event it relies on from one it does not read.
+    """
 
     line: int
     finding: Finding
+    event_type: str | None = None
 
 
 Event = (

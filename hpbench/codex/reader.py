@@ -19,10 +19,18 @@ from hpbench.findings import Finding
 
 
 def _invalid(
-    source: str, line: int, code: str, message: str, field: str | None = None
+    source: str,
+    line: int,
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    event_type: str | None = None,
 ) -> InvalidLine:
     return InvalidLine(
-        line=line, finding=Finding(code=code, message=message, file=source, field=field, line=line)
+        line=line,
+        finding=Finding(code=code, message=message, file=source, field=field, line=line),
+        event_type=event_type,
     )
 
 
@@ -40,12 +48,22 @@ def _event_from_line(raw_line: bytes | str, number: int, source: str) -> Event:
         raw = decode_line(text)
     except ValueError as exc:
         return _invalid(source, number, "codex.line.not-json", f"not JSON ({exc})")
+    except RecursionError:
+        return _invalid(source, number, "codex.line.not-json", "not JSON (nested too deeply)")
     if not isinstance(raw, dict):
         return _invalid(source, number, "codex.line.not-object", "a line must be one JSON object")
     try:
         return parse_event(raw, number)
     except FieldProblemError as problem:
-        return _invalid(source, number, "codex.event.invalid", problem.message, problem.field)
+        kind = raw.get("type")
+        return _invalid(
+            source,
+            number,
+            "codex.event.invalid",
+            problem.message,
+            field=problem.field,
+            event_type=kind if isinstance(kind, str) else None,
+        )
 
 
 def iter_events(lines: Iterable[bytes | str], *, source: str = "<stream>") -> Iterator[Event]:

@@ -51,7 +51,6 @@ class Capture:
 
     def validate(self, **kwargs: Any) -> CaptureReport:
         kwargs.setdefault("arm", self.arm)
-        kwargs.setdefault("jobs", 1)
         return validate_capture(self.records, self.snapshot_path, **kwargs)
 
     def index_of(self, kind: str, nth: int = 0) -> int:

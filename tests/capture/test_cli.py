@@ -18,8 +18,6 @@ def _args(capture, *extra):
         str(capture.records),
         "--snapshot",
         str(capture.snapshot_path),
-        "--jobs",
-        "1",
         *extra,
     ]
 

@@ -70,9 +70,7 @@ def _exchange(writer: CaptureWriter, *, attempts: int = 1, **finish: Any) -> Non
 
 
 def _validate(directory: Path, arm: str = "hpatch", **kwargs: Any) -> Any:
-    return validate_capture(
-        directory / "capture", directory / "metrics.json", arm=arm, jobs=1, **kwargs
-    )
+    return validate_capture(directory / "capture", directory / "metrics.json", arm=arm, **kwargs)
 
 
 class TestValid:
@@ -712,28 +710,44 @@ class TestAccounting:
         assert 100 == thread.delivered_usage.input_tokens
 
 
-class TestChunks:
-    def test_chunked_parallel_scan_equals_single_scan(self, make_capture):
-        """Tiny chunks in worker processes give the same verdict and findings as one chunk."""
+class TestStreaming:
+    def test_record_files_are_one_sequence(self, make_capture):
+        """Records split over several files, read in name order, are one capture: valid when
+        whole, and with the same findings when broken."""
         capture = make_capture(exchanges=60, root_threads=2)
+        whole = capture.validate(codex_jsonl=capture.codex)
+        lines = capture.record_file.read_text().splitlines(keepends=True)
+        capture.record_file.write_text("".join(lines[:70]))
+        (capture.records / "records.z.jsonl").write_text("".join(lines[70:]))
+
+        split = capture.validate(codex_jsonl=capture.codex)
+
+        assert whole.ok, [str(f) for f in whole.findings]
+        assert split.ok, [str(f) for f in split.findings]
+        assert whole.raw_records == split.raw_records
+        assert 2 == len(split.files)
+
+    def test_sequence_runs_across_files(self, make_capture):
+        """A record missing at a file boundary is found in the next file, on its line."""
+        capture = make_capture(exchanges=20)
+        lines = capture.record_file.read_text().splitlines(keepends=True)
+        capture.record_file.write_text("".join(lines[:30]))
+        second = capture.records / "records.z.jsonl"
+        second.write_text("".join(lines[31:]))
+
+        report = capture.validate()
+
+        finding = next(f for f in report.findings if f.code == codes.SEQUENCE)
+        assert (str(second), 1) == (finding.file, finding.line)
+
+    def test_jobs_is_accepted_and_changes_nothing(self, make_capture):
+        """Callers that still pass jobs= get the same single-pass result."""
+        capture = make_capture(exchanges=20)
         records = capture.lines()
-        del records[40]
-        records[70]["usage_state"] = "absent"
+        del records[10]
         capture.write_lines(records)
 
-        single = capture.validate(jobs=1)
-        chunked = capture.validate(jobs=2, chunk_bytes=2_000)
-
-        assert not single.ok
-        assert single.codes() == chunked.codes()
-
-    def test_chunked_valid_capture(self, make_capture):
-        """Chunking never invents a finding on a valid capture."""
-        capture = make_capture(exchanges=80, root_threads=3)
-
-        report = capture.validate(jobs=2, chunk_bytes=1_500, codex_jsonl=capture.codex)
-
-        assert report.ok, [str(f) for f in report.findings]
+        assert capture.validate().findings == capture.validate(jobs=2).findings
 
     def test_finding_cap(self, make_capture):
         """A flood of one problem keeps a bounded number of findings and counts the rest."""

@@ -158,10 +158,11 @@ def decode_record(raw: bytes, sink: FindingSink, *, file: str, line: int) -> Rec
     record = decode_canonical(raw)
     if record is not None:
         return record
-    return _general_route(raw, sink, file, line)
+    return decode_general(raw, sink, file=file, line=line)
 
 
-def _general_route(raw: bytes, sink: FindingSink, file: str, line: int) -> Record | None:
+def decode_general(raw: bytes, sink: FindingSink, *, file: str, line: int) -> Record | None:
+    """The general route alone: for a line the fast route did not take."""
     if not raw.strip():
         sink.add(codes.RECORD_SYNTAX, "empty line", file=file, line=line)
         return None

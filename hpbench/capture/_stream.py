@@ -1,16 +1,11 @@
 """One streaming pass over the record files: every rule that spans records (R1-R7, R13-R15).
 
-:class:`RecordStream` reads the files in order, one line at a time, decodes each line
-(:mod:`hpbench.capture._decode`), checks the record's own invariants
-(:mod:`hpbench.capture._rules`) and its place among the others: the sequence, the
-exchange numbering, the exchange an attempt or exchange record belongs to, attempt
-numbers, the delivered attempt, turn state, and that an exchange record's figures are the
-ones its client and provider records give. It adds every record it can place to the
-snapshot totals (:mod:`hpbench.capture._totals`).
-
-Memory is bounded by the exchanges open at a time and the finding cap, never by the size
-of the capture. Records are decoded structs that mirror the attrs classes (see
-:mod:`hpbench.capture._decode`), so they are told apart by ``kind``, not ``isinstance``.
+:class:`RecordStream` reads the files in order, one line at a time: it decodes the line
+(:mod:`~hpbench.capture._decode`), checks the record's own invariants
+(:mod:`~hpbench.capture._rules`) and its place among the others, and adds it to the
+snapshot totals (:mod:`~hpbench.capture._totals`). Memory is bounded by the exchanges
+open at a time and the finding cap. Records are structs that mirror the attrs classes, so
+they are told apart by ``kind``, never ``isinstance``.
 """
 
 from __future__ import annotations
@@ -18,13 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpbench.capture import codes
-from hpbench.capture._decode import decode_canonical, decode_record
-from hpbench.capture._rules import (
-    Problem,
-    exchange_problems,
-    provider_problem,
-    thread_role_problem,
-)
+from hpbench.capture._decode import decode_canonical, decode_general
+from hpbench.capture._rules import Problem, exchange_problems, provider_problem, thread_role_problem
 from hpbench.capture._sink import FindingSink
 from hpbench.capture._totals import ThreadSum, Totals
 from hpbench.capture.models import (
@@ -103,7 +93,7 @@ class RecordStream:
                 body = raw[:-1]
                 record = decode_canonical(body)
                 if record is None:
-                    record = decode_record(body, sink, file=name, line=line)
+                    record = decode_general(body, sink, file=name, line=line)
                     if record is None:
                         continue
                 seq = record.seq
@@ -344,10 +334,9 @@ class RecordStream:
                 "$.delivered_attempt",
             )
         request, figure = record.request, self._figure
-        if request.client_bytes != client.request_bytes:
-            figure(
-                line, exchange, "request.client_bytes", request.client_bytes, client.request_bytes
-            )
+        said: int | None = request.client_bytes
+        if said != client.request_bytes:
+            figure(line, exchange, "request.client_bytes", said, client.request_bytes)
         provider_bytes = 0 if last is None else last.request_bytes
         if request.provider_bytes != provider_bytes:
             figure(line, exchange, "request.provider_bytes", request.provider_bytes, provider_bytes)
@@ -358,27 +347,19 @@ class RecordStream:
             client_tokens = provider_tokens = None
         if request.client_tokens != client_tokens:
             figure(line, exchange, "request.client_tokens", request.client_tokens, client_tokens)
-        if request.provider_tokens != provider_tokens:
-            figure(
-                line, exchange, "request.provider_tokens", request.provider_tokens, provider_tokens
-            )
+        said = request.provider_tokens
+        if said != provider_tokens:
+            figure(line, exchange, "request.provider_tokens", said, provider_tokens)
         output = 0 if delivered is None else delivered.output_bytes
         if record.output.provider_bytes != output:
             figure(line, exchange, "output.provider_bytes", record.output.provider_bytes, output)
         text = 0 if delivered is None else delivered.output_text_bytes
-        if record.output_text.provider_bytes != text:
-            figure(
-                line,
-                exchange,
-                "output_text.provider_bytes",
-                record.output_text.provider_bytes,
-                text,
-            )
-        stream_bytes = record.transport.provider_stream_bytes
-        if stream_bytes != state.stream_bytes:
-            figure(
-                line, exchange, "transport.provider_stream_bytes", stream_bytes, state.stream_bytes
-            )
+        said = record.output_text.provider_bytes
+        if said != text:
+            figure(line, exchange, "output_text.provider_bytes", said, text)
+        said = record.transport.provider_stream_bytes
+        if said != state.stream_bytes:
+            figure(line, exchange, "transport.provider_stream_bytes", said, state.stream_bytes)
 
     def _figure(
         self, line: int, exchange: int, field: str, said: int | None, derived: int | None

@@ -519,6 +519,45 @@ class TestReconciliation:
 
         assert capture.validate(codex_jsonl=capture.codex).ok
 
+    def test_codex_null_count_is_unknown_not_zero(self, capture):
+        """Codex JSONL has one reader: a count Codex wrote as null is unknown, so it is not
+        compared (and never read as 0); the others still are."""
+        stream = capture.codex[0]
+        events = [json.loads(line) for line in stream.read_text().splitlines()]
+        events[-1]["usage"]["cached_input_tokens"] = None
+        events[-1]["usage"]["output_tokens"] += 1
+        stream.write_text("".join(json.dumps(e) + "\n" for e in events))
+
+        report = capture.validate(codex_jsonl=capture.codex)
+
+        fields = {f.field for f in report.findings}
+        assert {"$.usage.output_tokens"} == fields
+
+    def test_codex_repeated_key_keeps_the_first_value(self, capture):
+        """A key Codex wrote twice reads as the first value, as everywhere Codex JSONL is read."""
+        stream = capture.codex[0]
+        lines = stream.read_text().splitlines(keepends=True)
+        thread_id = json.loads(lines[0])["thread_id"]
+        lines[0] = f'{{"type":"thread.started","thread_id":"{thread_id}","thread_id":"other"}}\n'
+        stream.write_text("".join(lines))
+
+        assert capture.validate(codex_jsonl=capture.codex).ok
+
+    def test_codex_unreadable_lines(self, capture):
+        """A line that is not JSON (however nested) is a Codex stream finding with its line;
+        the stream is still read to its end."""
+        stream = capture.codex[0]
+        lines = stream.read_text().splitlines(keepends=True)
+        lines.insert(1, "[" * 100_000 + "]" * 100_000 + "\n")
+        lines.insert(1, "not json\n")
+        stream.write_text("".join(lines))
+
+        report = capture.validate(codex_jsonl=capture.codex)
+
+        assert [(codes.CODEX_SYNTAX, 2), (codes.CODEX_SYNTAX, 3)] == [
+            (f.code, f.line) for f in report.findings
+        ]
+
     def test_root_thread_without_codex_stream(self, make_capture):
         """Every measured root thread must be matched by a Codex stream."""
         capture = make_capture(root_threads=2)

@@ -192,6 +192,17 @@ class TestMalformedLines:
         assert 4 == bad.finding.line
         assert f"{path}:4" in str(bad.finding)
 
+    def test_nesting_too_deep_is_not_json(self):
+        """A pathological line is a finding like any other, not an exception."""
+        (event,) = iter_events([b"[" * 100_000 + b"]" * 100_000])
+        assert isinstance(event, InvalidLine)
+        assert "codex.line.not-json" == event.finding.code
+
+    def test_invalid_event_says_its_type(self):
+        """A malformed event keeps its type, so a reader can tell one it relies on."""
+        lines = ['{"type":"turn.completed","usage":[1]}', '{"type":7}', "[]"]
+        assert ["turn.completed", None, None] == [e.event_type for e in iter_events(lines)]
+
     def test_item_not_an_object(self):
         """``item`` must be an object."""
         (event,) = iter_events(['{"type":"item.completed","item":[1]}'])

@@ -163,6 +163,45 @@ release_mounts() {
   rm -f "${run_dir}/.mounts" "${run_dir}/.mount-links"
 }
 
+# Exports HPBENCH_<ARM>_WORKSPACE, _CODEX_CONFIG and _INSTRUCTIONS for compose.yaml: a
+# fresh copy of the base snapshot (BENCH_BASE_REVISION) the agent user (uid 1000) owns,
+# the run's Codex config of ARM and its INSTRUCTIONS file, each at a neutral path;
+# RUN_DIR links the workspace as LINK.
+mount_arm() {
+  local run_dir="$1" arm="$2" link="$3" instructions="$4" workspace
+  local upper="${arm^^}"
+  workspace="$(neutral_path "${run_dir}" "${link}")"
+  "${BENCH_ROOT}/benchmarks/libexec/bench-snapshot" "${run_dir}/task-repo" \
+    "${BENCH_BASE_REVISION:?}" "${workspace}"
+  if [[ "${EUID}" -eq 0 ]]; then chown -R 1000:1000 "${workspace}"; else chmod -R a+rwX "${workspace}"; fi
+  instructions="$(neutral_copy "${run_dir}" "${instructions}" instructions.md)"
+  export "HPBENCH_${upper}_WORKSPACE=${workspace}" "HPBENCH_${upper}_INSTRUCTIONS=${instructions}"
+  # Read by the agent user through a read-only bind mount; it holds no secret.
+  export "HPBENCH_${upper}_CODEX_CONFIG=$(neutral_copy "${run_dir}" \
+    "${run_dir}/codex/${arm}/config.toml" config.toml)"
+}
+
+# DIR laid out from LIST's trusted "relative<TAB>source" lines (a grader spec's
+# hidden-files): the task's hidden files at their workspace paths. A relative path that
+# could leave the tree (absolute, empty, . or .. components) or a name listed twice stops.
+lay_out_hidden() {
+  local list="$1" dir="$2" relative source part
+  install -d -m 0755 "${dir}"
+  while IFS=$'\t' read -r relative source; do
+    [[ -n "${relative}" ]] || continue
+    [[ "${relative}" != /* ]] || abort "hidden file path ${relative} is absolute"
+    local -a parts
+    IFS=/ read -r -a parts <<<"${relative}"
+    for part in "${parts[@]}"; do
+      [[ -n "${part}" && "${part}" != . && "${part}" != .. ]] \
+        || abort "hidden file path ${relative} is not a plain relative path"
+    done
+    [[ -f "${source}" ]] || abort "hidden file ${source} does not exist"
+    [[ ! -e "${dir}/${relative}" ]] || abort "hidden file path ${relative} is listed twice"
+    install -D -m 0644 "${source}" "${dir}/${relative}"
+  done <"${list}"
+}
+
 # --- Router evidence ---
 
 # A router's evidence into OUT: its /api/metrics snapshot (metrics.json, or the status

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.rundir import arm_order
+from hpbench.rundir import Arm, RunLayout, arm_order
 
 from ..topology.test_proofs_script import closed_port, serving
 
@@ -98,3 +98,68 @@ def test_collect_router_without_an_answer(tmp_path: Path) -> None:
     assert 1 == status
     assert "" == (out / "metrics.json").read_text()
     assert (out / "collected").is_file()
+
+
+def lib(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``source bench-lib.sh; SCRIPT`` with ARGS as $1...; never raises."""
+    return subprocess.run(
+        ["bash", "-c", f'source "{LIB}"; {script}', "lib", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "BENCH_ROOT": str(REPO_ROOT)},
+        timeout=30,
+    )
+
+
+class TestLayOutHidden:
+    def _list(self, tmp_path: Path, lines: list[str]) -> Path:
+        listing = tmp_path / "hidden-files"
+        listing.write_text("".join(f"{line}\n" for line in lines))
+        return listing
+
+    def test_files_land_at_their_workspace_paths(self, tmp_path: Path) -> None:
+        source = tmp_path / "src.go"
+        source.write_text("package kv\n")
+        listing = self._list(tmp_path, [f"kv/a_test.go\t{source}", f"b_test.go\t{source}"])
+        done = lib('lay_out_hidden "$1" "$2"', str(listing), str(tmp_path / "out"))
+        assert 0 == done.returncode, done.stderr
+        assert "package kv\n" == (tmp_path / "out" / "kv" / "a_test.go").read_text()
+        assert (tmp_path / "out" / "b_test.go").is_file()
+
+    @pytest.mark.parametrize(
+        ("relative", "message"),
+        [
+            ("../escape.go", "not a plain relative path"),
+            ("kv/../../x.go", "not a plain relative path"),
+            ("/etc/x.go", "is absolute"),
+            ("kv//x.go", "not a plain relative path"),
+        ],
+    )
+    def test_a_path_that_could_leave_is_refused(
+        self, tmp_path: Path, relative: str, message: str
+    ) -> None:
+        source = tmp_path / "src.go"
+        source.write_text("x\n")
+        listing = self._list(tmp_path, [f"{relative}\t{source}"])
+        done = lib('lay_out_hidden "$1" "$2"', str(listing), str(tmp_path / "out"))
+        assert 1 == done.returncode
+        assert message in done.stderr
+        assert not (tmp_path / "escape.go").exists()
+
+    def test_twice_or_missing_is_refused(self, tmp_path: Path) -> None:
+        source = tmp_path / "src.go"
+        source.write_text("x\n")
+        twice = self._list(tmp_path, [f"a.go\t{source}", f"a.go\t{source}"])
+        done = lib('lay_out_hidden "$1" "$2"', str(twice), str(tmp_path / "out"))
+        assert (1, True) == (done.returncode, "listed twice" in done.stderr)
+        missing = self._list(tmp_path, [f"b.go\t{tmp_path / 'nope.go'}"])
+        done = lib('lay_out_hidden "$1" "$2"', str(missing), str(tmp_path / "out2"))
+        assert (1, True) == (done.returncode, "does not exist" in done.stderr)
+
+
+def test_instructions_names_agree_with_the_layout(tmp_path: Path) -> None:
+    """instructions_file names each arm's instructions as RunLayout.instructions does."""
+    for arm in Arm:
+        done = lib('instructions_file "$1"', arm.value)
+        assert RunLayout(tmp_path).instructions(arm).name == done.stdout.strip()

@@ -26,7 +26,7 @@ from hpbench.instructions import (
     write_stock,
 )
 from hpbench.instructions.delivery import prove_delivery
-from hpbench.instructions.stock import StockInstructions, bundled_stock
+from hpbench.instructions.stock import STOCK_DIR, StockInstructions, bundled_stock
 
 log = structlog.get_logger()
 
@@ -73,6 +73,23 @@ def register(commands: Any) -> None:
     bundled.add_argument("--out", type=Path, required=True, metavar="DIR")
     add_json_flag(bundled)
     bundled.set_defaults(handler=bundled_command)
+
+    prepare = sub.add_parser(
+        "prepare",
+        help="bundled, then derive: OUT/stock from the CLI's catalog, then both arms' texts",
+        description=(
+            "What a run needs in one start: the pinned CLI's stock text for MODEL kept in "
+            "OUT/stock (as `bundled`), then control.md, treatment.md, treatment.diff and "
+            "hashes.json derived into OUT (as `derive`)."
+        ),
+    )
+    prepare.add_argument("catalog", type=Path, metavar="MODELS_JSON")
+    prepare.add_argument("--codex-version", required=True)
+    prepare.add_argument("--model", required=True)
+    prepare.add_argument("--out", type=Path, required=True, metavar="DIR")
+    prepare.add_argument("--pins", type=Path, default=None, help="default: contrib/codex/pins.toml")
+    add_json_flag(prepare)
+    prepare.set_defaults(handler=prepare_command)
 
     records = sub.add_parser(
         "check-records",
@@ -137,8 +154,19 @@ def check_records_command(args: argparse.Namespace) -> int:
 
 def derive_command(args: argparse.Namespace) -> int:
     """``hpbench instructions derive``."""
+    return _derive(args, read_stock(args.stock))
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """``hpbench instructions prepare``: ``bundled`` into OUT/stock, then ``derive``."""
+    stock = bundled_stock(args.catalog, args.codex_version, args.model)
+    write_stock(stock, args.out / STOCK_DIR, source=f"{args.catalog} (bundled catalog)")
+    return _derive(args, stock)
+
+
+def _derive(args: argparse.Namespace, stock: StockInstructions) -> int:
     pin_set = load_pins(args.pins if args.pins is not None else default_pins_path())
-    derived = derive(read_stock(args.stock), pin_set)
+    derived = derive(stock, pin_set)
     hashes = write_instructions(derived, pin_set, args.out)
     log.info("instructions_derived", stock_sha256=derived.stock.sha256, model=derived.stock.model)
     if args.json:

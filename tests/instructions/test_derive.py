@@ -28,6 +28,8 @@ from hpbench.instructions.derive import CONTRACT as HASHES_CONTRACT
 from hpbench.instructions.derive import read_hashes
 from hpbench.instructions.stock import CONTRACT as STOCK_CONTRACT
 
+from ..conftest import HPBENCH, run
+
 RG_LINE = "- When you search for text or files, you reach first for `rg`."
 EXEC_LINE = "- Exercise caution when escaping text for exec_command calls."
 ANCHOR = "# Using skills"
@@ -352,3 +354,68 @@ class TestRepositoryPins:
         copy = tmp_path / "codex"
         shutil.copytree(default_pins_path().parent, copy)
         assert isinstance(load_pins(copy / "pins.toml"), PinSet)
+
+
+class TestPrepareCommand:
+    def test_one_start_writes_what_bundled_then_derive_write(
+        self, pins_dir: Path, tmp_path: Path
+    ) -> None:
+        """``instructions prepare`` (the run's one start) leaves byte for byte what
+        ``bundled`` into stock/ and then ``derive`` leave."""
+        catalog = tmp_path / "models.json"
+        catalog.write_text(
+            json.dumps({"models": [{"slug": "gpt-6-astra", "base_instructions": STOCK}]})
+        )
+        pins = str(pins_dir / "pins.toml")
+        common = ["--codex-version", "0.169.0", "--model", "gpt-6-astra"]
+        two = tmp_path / "two"
+        for args in (
+            ["bundled", str(catalog), *common, "--out", str(two / "stock")],
+            ["derive", "--stock", str(two / "stock"), "--out", str(two), "--pins", pins],
+        ):
+            assert 0 == run([str(HPBENCH), "instructions", *args]).returncode
+        one = tmp_path / "one"
+        done = run(
+            [
+                str(HPBENCH),
+                "instructions",
+                "prepare",
+                str(catalog),
+                *common,
+                "--out",
+                str(one),
+                "--pins",
+                pins,
+            ]
+        )
+        assert 0 == done.returncode, done.stderr
+        files = sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
+        assert files == sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+        assert all((two / name).read_bytes() == (one / name).read_bytes() for name in files)
+
+    def test_a_stale_pin_stops_it(self, pins_dir: Path, tmp_path: Path) -> None:
+        """A catalog text the pins do not fit is refused, and no derived file is written."""
+        catalog = tmp_path / "models.json"
+        text = STOCK.replace(RG_LINE, "- something else")
+        catalog.write_text(
+            json.dumps({"models": [{"slug": "gpt-6-astra", "base_instructions": text}]})
+        )
+        out = tmp_path / "out"
+        done = run(
+            [
+                str(HPBENCH),
+                "instructions",
+                "prepare",
+                str(catalog),
+                "--codex-version",
+                "0.169.0",
+                "--model",
+                "gpt-6-astra",
+                "--out",
+                str(out),
+                "--pins",
+                str(pins_dir / "pins.toml"),
+            ]
+        )
+        assert 1 == done.returncode
+        assert not (out / "control.md").exists()

@@ -287,7 +287,6 @@ def validate_capture(
     expect_mode: RouterMode | str | None = None,
     expect_protocol: Protocol | str | None = None,
     codex_jsonl: Sequence[Path | str] = (),
-    jobs: int | None = None,
 ) -> CaptureReport:
     """Validate one arm's capture and return a :class:`CaptureReport`.
 
@@ -300,7 +299,6 @@ def validate_capture(
         codex_jsonl: the ``codex exec --json`` streams of the measured root threads;
             when given, each root thread's delivered provider usage must equal Codex's
             last ``turn.completed`` usage, and every root thread must have a stream.
-        jobs: ignored; the records are read in one pass in this process.
 
     Raises:
         ValueError: when the expectation contradicts the arm.

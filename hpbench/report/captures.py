@@ -54,5 +54,5 @@ def check_router_capture(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]
         )
     if problems:
         return CaptureVerdict(tuple(problems), None)
-    report = validate_capture(records, snapshot, arm=arm, codex_jsonl=list(codex_jsonl), jobs=1)
+    report = validate_capture(records, snapshot, arm=arm, codex_jsonl=list(codex_jsonl))
     return CaptureVerdict(report.findings, report.snapshot)

@@ -779,15 +779,6 @@ class TestStreaming:
         finding = next(f for f in report.findings if f.code == codes.SEQUENCE)
         assert (str(second), 1) == (finding.file, finding.line)
 
-    def test_jobs_is_accepted_and_changes_nothing(self, make_capture):
-        """Callers that still pass jobs= get the same single-pass result."""
-        capture = make_capture(exchanges=20)
-        records = capture.lines()
-        del records[10]
-        capture.write_lines(records)
-
-        assert capture.validate().findings == capture.validate(jobs=2).findings
-
     def test_finding_cap(self, make_capture):
         """A flood of one problem keeps a bounded number of findings and counts the rest."""
         capture = make_capture(exchanges=40)

@@ -285,9 +285,7 @@ class TestCaptureWriter:
         writer.close()
         write_snapshot(writer.snapshot_json(), tmp_path / "metrics.json")
 
-        report = validate_capture(
-            tmp_path / "capture", tmp_path / "metrics.json", arm="hpatch", jobs=1
-        )
+        report = validate_capture(tmp_path / "capture", tmp_path / "metrics.json", arm="hpatch")
 
         assert report.ok, [str(f) for f in report.findings]
         assert 100 == report.snapshot.requests.logical_requests

@@ -67,7 +67,6 @@ class Arena:
             arm=arm.value,
             expect_protocol=protocol if arm is Arm.HPATCH else None,
             codex_jsonl=codex,
-            jobs=1,
         )
 
 

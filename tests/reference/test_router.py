@@ -374,7 +374,7 @@ class TestConformance:
         faults_bench.capture_records(10)
         snapshot = faults_bench.workdir / "control-metrics.json"
         snapshot.write_text(canonical_json(faults_bench.metrics()))
-        report = validate_capture(faults_bench.capture, snapshot, arm="control", jobs=1)
+        report = validate_capture(faults_bench.capture, snapshot, arm="control")
         assert report.ok, [str(f) for f in report.findings]
         assert 10 == report.snapshot.requests.logical_requests
         assert 11 == report.snapshot.requests.provider_attempts
@@ -385,7 +385,7 @@ class TestConformance:
         bench.capture_records(1)
         snapshot = bench.workdir / "metrics.json"
         snapshot.write_text(canonical_json(bench.metrics()))
-        report = validate_capture(bench.capture, snapshot, arm="hpatch", jobs=1)
+        report = validate_capture(bench.capture, snapshot, arm="hpatch")
         assert not report.ok
         assert report.label is None
 

@@ -87,7 +87,5 @@ def test_replay_solves_task(arm: str, tmp_path: Path) -> None:
     assert () == analysis.loops
     assert () == analysis.workspace_diff_loops
 
-    report = validate_capture(
-        capture, tmp_path / "metrics.json", arm=arm, codex_jsonl=[jsonl], jobs=1
-    )
+    report = validate_capture(capture, tmp_path / "metrics.json", arm=arm, codex_jsonl=[jsonl])
     assert report.ok, [str(f) for f in report.findings]

@@ -3,7 +3,8 @@
 The streams are read through :mod:`hpbench.codex`, the project's one reader of
 ``codex exec --json`` (and so its one policy for a repeated key: the first value counts).
 Codex reports the running thread total in each ``turn.completed``, so the last one is the
-thread's usage. A count Codex left out or wrote as null is unknown, and not compared.
+thread's usage. Codex 0.169 always writes all five counts: one it left out or wrote as null
+is unknown (never 0), and the capture's figure for it cannot be proven, which is a finding.
 """
 
 from __future__ import annotations
@@ -125,7 +126,15 @@ def _compare_usage(
     thread: CodexThread, usage: Mapping[str, int], delivered: Mapping[str, int], sink: FindingSink
 ) -> None:
     for codex_key, capture_key in CODEX_TO_CAPTURE:
-        if codex_key in usage and usage[codex_key] != delivered[capture_key]:
+        if codex_key not in usage:
+            sink.add(
+                codes.CODEX_UNREPORTED,
+                f"Codex reported no {codex_key} for thread {thread.thread_id}; the captured "
+                f"{capture_key} cannot be proven",
+                file=thread.file,
+                field=f"$.usage.{codex_key}",
+            )
+        elif usage[codex_key] != delivered[capture_key]:
             sink.add(
                 codes.RECONCILE_CODEX,
                 f"Codex reported {codex_key}={usage[codex_key]} for thread {thread.thread_id}; "

@@ -519,19 +519,26 @@ class TestReconciliation:
 
         assert capture.validate(codex_jsonl=capture.codex).ok
 
-    def test_codex_null_count_is_unknown_not_zero(self, capture):
-        """Codex JSONL has one reader: a count Codex wrote as null is unknown, so it is not
-        compared (and never read as 0); the others still are."""
+    @pytest.mark.parametrize("how", ["null", "left out"])
+    def test_codex_unknown_count_is_unproven_not_zero(self, capture, how):
+        """Codex JSONL has one reader: a count Codex wrote as null or left out is unknown,
+        never 0, and the capture's figure for it is unproven (a finding naming the count);
+        the other counts are still compared."""
         stream = capture.codex[0]
         events = [json.loads(line) for line in stream.read_text().splitlines()]
-        events[-1]["usage"]["cached_input_tokens"] = None
+        if how == "null":
+            events[-1]["usage"]["cached_input_tokens"] = None
+        else:
+            del events[-1]["usage"]["cached_input_tokens"]
         events[-1]["usage"]["output_tokens"] += 1
         stream.write_text("".join(json.dumps(e) + "\n" for e in events))
 
         report = capture.validate(codex_jsonl=capture.codex)
 
-        fields = {f.field for f in report.findings}
-        assert {"$.usage.output_tokens"} == fields
+        assert {
+            (codes.CODEX_UNREPORTED, "$.usage.cached_input_tokens"),
+            (codes.RECONCILE_CODEX, "$.usage.output_tokens"),
+        } == {(f.code, f.field) for f in report.findings}
 
     def test_codex_repeated_key_keeps_the_first_value(self, capture):
         """A key Codex wrote twice reads as the first value, as everywhere Codex JSONL is read."""

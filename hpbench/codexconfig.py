@@ -269,7 +269,7 @@ def _get(data: dict[str, Any], table: str, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def check_config(text: str, *, source: str = "config.toml") -> dict[str, Any]:
+def check_config(text: str, *, source: str = "the Codex config") -> dict[str, Any]:
     """Parse a Codex config and prove it offline-safe; raise :class:`ContractError` if not."""
     try:
         data = tomllib.loads(text)

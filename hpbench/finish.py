@@ -22,13 +22,20 @@ from hpbench.plan import RunPlan, load_plan
 from hpbench.report import build_report, render_summary
 from hpbench.report.captures import check_router_capture
 from hpbench.results import AttemptIdentity, build_attempt, merge_results, write_result
-from hpbench.rundir import AGENT_WORKSPACE, CAPTURE_DIR, Arm, RunLayout, arm_order
+from hpbench.rundir import (
+    AGENT_WORKSPACE,
+    CAPTURE_DIR,
+    GRADER_SECONDS,
+    INFRASTRUCTURE_NOTE,
+    Arm,
+    RunLayout,
+    arm_order,
+)
 from hpbench.task.fingerprint import task_fingerprint
 from hpbench.task.manifest import Task, load_manifest
 
 log = structlog.get_logger()
 NOT_RUN = "the attempt did not run to completion"
-INFRASTRUCTURE_NOTE = "infrastructure.txt"
 
 
 def scheduled(plan: RunPlan) -> list[tuple[int, int, Arm]]:
@@ -59,7 +66,7 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         note = directory / INFRASTRUCTURE_NOTE
         # grader.seconds is the last thing bench-attempt writes: without it the attempt stopped.
-        reasons = [NOT_RUN] if not (directory / "grader.seconds").is_file() else []
+        reasons = [NOT_RUN] if not (directory / GRADER_SECONDS).is_file() else []
         reasons += [changed] if changed else []
         if reasons and not (note.is_file() and note.read_text(encoding="utf-8").strip()):
             write_atomic(note, "".join(f"{reason}\n" for reason in reasons))

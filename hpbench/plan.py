@@ -132,7 +132,7 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     _field("agent_timeout_seconds", _LIB + "bench-attempt"),
     _field("offline_demo", _LIB + "bench-paired", _LIB + "bench-repetition"),
     _field("codex_version", _LIB + "bench-instructions"),
-    _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-repetition"),
+    _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-lib.sh"),
     _field("oracle_revision", _LIB + "bench-prepare"),
     _field("prompt_file", _LIB + "bench-attempt"),
     _field("grader_memory", _LIB + "bench-grade"),

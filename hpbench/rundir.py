@@ -39,12 +39,34 @@ INSTRUCTIONS_FILES = {Arm.CONTROL: "control.md", Arm.HPATCH: "treatment.md"}
 # The workspace's path as Codex sees it inside the agent (compose.yaml mounts it there).
 AGENT_WORKSPACE = "/workspace"
 
-# Files of one attempt directory (attempts/<rep>-<arm>/).
+# Files of one attempt directory (attempts/<rep>-<arm>/), written by bench-attempt,
+# bench-changes and hpbench run finish, in the order they appear.
 CODEX_JSONL = "codex.jsonl"
+CODEX_EXIT = "codex.exit"
+AGENT_SECONDS = "agent.seconds"
+AGENT_TIMEOUT = "agent.timeout"
+AGENT_LIMITS = "agent-limits.txt"
+CHANGED_PATHS = "changed-paths.z"
+CHANGES_JSON = "changes.json"
+DIFF_PATCH = "diff.patch"
+GRADING_DIR = "grader"
+GRADER_SECONDS = "grader.seconds"
+INFRASTRUCTURE_NOTE = "infrastructure.txt"
 RESULT_JSON = "result.json"
+# Files of a grading directory (an attempt's grader/, qualification/base and /oracle),
+# written by bench-grade and hpbench grader verdict|qualify.
+GRADER_STDOUT = "grader.stdout"
+GRADER_STDERR = "grader.stderr"
+GRADER_EXIT = "grader.exit"
+GRADER_STATE = "grader.state"
+VERDICT_JSON = "verdict.json"
 # Files of one router directory (routers/<rep>-<arm>/).
 METRICS_JSON = "metrics.json"
 CAPTURE_DIR = "capture"
+# Files of the instructions directory besides each arm's text.
+INSTRUCTIONS_DIFF = "treatment.diff"
+INSTRUCTIONS_HASHES = "hashes.json"
+STOCK_DIR = "stock"
 
 
 @attrs.frozen
@@ -78,9 +100,24 @@ class RunLayout:
         """The scripted provider's scripts (offline demo only)."""
         return self.root / "replay"
 
+    @property
+    def instructions_dir(self) -> Path:
+        """Stock and derived base instructions (bench-instructions)."""
+        return self.root / "instructions"
+
     def instructions(self, arm: Arm) -> Path:
         """The arm's retained base instructions."""
-        return self.root / "instructions" / INSTRUCTIONS_FILES[arm]
+        return self.instructions_dir / INSTRUCTIONS_FILES[arm]
+
+    @property
+    def phases(self) -> Path:
+        """Each phase's elapsed seconds, ``<phase>\t<seconds>`` a line."""
+        return self.root / "phases.tsv"
+
+    @property
+    def qualification(self) -> Path:
+        """The hidden grader's base/ and oracle/ gradings."""
+        return self.root / "qualification"
 
     def codex_config(self, arm: str) -> Path:
         """The arm's Codex configuration for every repetition: ``codex/<arm>/config.toml``."""

@@ -29,11 +29,12 @@ from hpbench.changes import (
     compare,
     write_fast_import,
 )
+from hpbench.rundir import CHANGED_PATHS, CHANGES_JSON
 
 log = structlog.get_logger()
 
-CHANGED_PATHS_NAME = "changed-paths.z"
-CHANGES_JSON_NAME = "changes.json"
+CHANGED_PATHS_NAME = CHANGED_PATHS
+CHANGES_JSON_NAME = CHANGES_JSON
 FAST_IMPORT_NAME = "changes.fi"
 
 

@@ -14,11 +14,11 @@ from hpbench._console import err_console, print_fields
 from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
 from hpbench.results.verdict import HiddenTestVerdict, VerdictStatus, judge, read_grading
+from hpbench.rundir import GRADER_EXIT, GRADER_STDERR, GRADER_STDOUT, VERDICT_JSON
 from hpbench.task.manifest import GraderKind, Task
 from hpbench.task.registry import default_tasks_dir, load_task
 
 log = structlog.get_logger()
-VERDICT_NAME = "verdict.json"
 
 
 def register(commands: Any) -> None:
@@ -59,7 +59,7 @@ def _write_verdict(task: Task, directory: Path) -> tuple[HiddenTestVerdict, dict
     report, exit_code = read_grading(directory)
     verdict = judge(report, task.manifest.grader.required_tests, exit_code)
     document = {"exit_code": exit_code, **verdict.to_json()}
-    write_atomic(directory / VERDICT_NAME, json.dumps(document, indent=2) + "\n")
+    write_atomic(directory / VERDICT_JSON, json.dumps(document, indent=2) + "\n")
     log.info("grader_verdict", task=task.id, grading=directory.name, status=verdict.status.value)
     return verdict, document
 
@@ -87,14 +87,14 @@ def verdict_command(args: argparse.Namespace) -> int:
 
 def _exit_code(directory: Path) -> str:
     try:
-        return (directory / "grader.exit").read_text(encoding="utf-8").strip()
+        return (directory / GRADER_EXIT).read_text(encoding="utf-8").strip()
     except OSError:
         return "none"
 
 
 def _output(directory: Path) -> str:
     text = ""
-    for name in ("grader.stdout", "grader.stderr"):
+    for name in (GRADER_STDOUT, GRADER_STDERR):
         try:
             text += (directory / name).read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -126,7 +126,7 @@ def qualification_problem(task: Task, directory: Path) -> str | None:
     if verdict is not None and verdict.status is not VerdictStatus.PASSED:
         return (
             "on oracle not every required hidden test reported pass "
-            f"(verdict: {oracle / VERDICT_NAME})"
+            f"(verdict: {oracle / VERDICT_JSON})"
         )
     return None
 

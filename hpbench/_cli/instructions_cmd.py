@@ -26,7 +26,8 @@ from hpbench.instructions import (
     write_stock,
 )
 from hpbench.instructions.delivery import prove_delivery
-from hpbench.instructions.stock import STOCK_DIR, StockInstructions, bundled_stock
+from hpbench.instructions.stock import StockInstructions, bundled_stock
+from hpbench.rundir import STOCK_DIR
 
 log = structlog.get_logger()
 

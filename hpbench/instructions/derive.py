@@ -25,13 +25,14 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.pins import PinSet
 from hpbench.instructions.stock import StockInstructions, sha256_text
+from hpbench.rundir import INSTRUCTIONS_DIFF, INSTRUCTIONS_FILES, INSTRUCTIONS_HASHES, Arm
 from hpbench.schemagen import doc
 
 HASHES_SCHEMA: Final = "hpbench.instructions.v1"
-CONTROL_NAME = "control.md"
-TREATMENT_NAME = "treatment.md"
-DIFF_NAME = "treatment.diff"
-HASHES_NAME = "hashes.json"
+CONTROL_NAME = INSTRUCTIONS_FILES[Arm.CONTROL]
+TREATMENT_NAME = INSTRUCTIONS_FILES[Arm.HPATCH]
+DIFF_NAME = INSTRUCTIONS_DIFF
+HASHES_NAME = INSTRUCTIONS_HASHES
 
 
 @attrs.frozen

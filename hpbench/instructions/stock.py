@@ -25,8 +25,6 @@ from hpbench.schemagen import doc
 
 STOCK_TEXT_NAME = "stock.md"
 STOCK_META_NAME = "stock.json"
-# The stock artefacts' directory inside a run's instructions/ (`instructions prepare`).
-STOCK_DIR = "stock"
 STOCK_SCHEMA: Final = "hpbench.instructions.stock.v1"
 
 

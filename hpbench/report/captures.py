@@ -15,10 +15,10 @@ from pathlib import Path
 from hpbench.capture.validator import validate_capture
 from hpbench.findings import Finding
 from hpbench.report.verdict import CaptureVerdict
-from hpbench.rundir import METRICS_JSON
+from hpbench.rundir import CAPTURE_DIR, METRICS_JSON
 
 SNAPSHOT_NAME = METRICS_JSON
-RECORDS_DIR = "capture"
+RECORDS_DIR = CAPTURE_DIR
 EVIDENCE_MISSING = "report.evidence.missing"
 CODEX_JSONL_MISSING = "report.codex_jsonl.missing"
 

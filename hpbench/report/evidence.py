@@ -22,8 +22,9 @@ from hpbench.capture.models import ClientRecord, MetricsSnapshot, ProviderRecord
 from hpbench.capture.validator import iter_records
 from hpbench.errors import ContractError
 from hpbench.report.figures import snapshot_count
+from hpbench.rundir import CAPTURE_DIR
 
-RECORDS_DIR = "capture"
+RECORDS_DIR = CAPTURE_DIR
 # The cached column of an attempt without usage: there is no count to be explicit about.
 NO_USAGE = "unavailable"
 

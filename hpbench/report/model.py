@@ -18,7 +18,7 @@ from hpbench._documents import document_json, read_document
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
-from hpbench.instructions.derive import HASHES_NAME, read_hashes
+from hpbench.instructions.derive import read_hashes
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
 from hpbench.report.correctness import (
     CONTROL_ARM,
@@ -41,7 +41,7 @@ from hpbench.report.figures import (
 )
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
-from hpbench.rundir import CODEX_JSONL, RunLayout
+from hpbench.rundir import CODEX_JSONL, INSTRUCTIONS_HASHES, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 
@@ -176,7 +176,7 @@ def _instructions(run_dir: Path) -> dict[str, Any] | None:
     Raises:
         ContractError: a hashes.json that is not the contract.
     """
-    path = run_dir / "instructions" / HASHES_NAME
+    path = RunLayout(run_dir).instructions_dir / INSTRUCTIONS_HASHES
     if not path.is_file():
         return None
     hashes = read_hashes(path)
@@ -241,7 +241,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
             "problems": ["no router evidence"],
         }
     usage = _usage(per_attempt, sorted(attempt_keys), arms, chosen)
-    phases = read_phases(run_dir / "phases.tsv")
+    phases = read_phases(RunLayout(run_dir).phases)
     commands = command_figures(run_dir, results, arms)
     deliveries = _deliveries(run_dir, run, results)
     reasons = []

@@ -49,7 +49,20 @@ from hpbench.results.model import (
     attempt_to_json,
 )
 from hpbench.results.verdict import VerdictStatus, judge, read_grading
-from hpbench.rundir import CODEX_JSONL, RESULT_JSON
+from hpbench.rundir import (
+    AGENT_LIMITS,
+    AGENT_SECONDS,
+    AGENT_TIMEOUT,
+    CHANGED_PATHS,
+    CODEX_EXIT,
+    CODEX_JSONL,
+    DIFF_PATCH,
+    GRADER_SECONDS,
+    GRADER_STATE,
+    GRADING_DIR,
+    INFRASTRUCTURE_NOTE,
+    RESULT_JSON,
+)
 
 RESULT_NAME = RESULT_JSON
 TIMEOUT_STATUS = 124
@@ -178,11 +191,11 @@ def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | N
 
 def _codex_section(directory: Path, workspace_root: str) -> CodexSection:
     jsonl = directory / CODEX_JSONL
-    exit_code = _read_int(directory / "codex.exit")
+    exit_code = _read_int(directory / CODEX_EXIT)
     timed_out = agent_timed_out(
         exit_code,
-        _read_float(directory / "agent.seconds"),
-        _read_int(directory / "agent.timeout"),
+        _read_float(directory / AGENT_SECONDS),
+        _read_int(directory / AGENT_TIMEOUT),
     )
     if not jsonl.is_file() or jsonl.stat().st_size == 0:
         return CodexSection(
@@ -224,9 +237,9 @@ def _grader_section(
 ) -> tuple[GraderSection, str | None]:
     """The grading as the attempt object records it, and an infrastructure error if the
     grader's container, not the agent's code, ended it."""
-    grader = directory / "grader"
+    grader = directory / GRADING_DIR
     report, exit_code = read_grading(grader)
-    state = _grader_state(grader / "grader.state")
+    state = _grader_state(grader / GRADER_STATE)
     outcome = None if state is None else state.get("outcome")
     timed_out = outcome == "timeout" or (outcome is None and exit_code in KILL_STATUSES)
     # A go-test grader names its tests (the manifest insists); a command grader has only
@@ -248,7 +261,7 @@ def _grader_section(
             if verdict is not None
             else exit_code == 0 and not required_tests
         ),
-        seconds=_read_float(directory / "grader.seconds"),
+        seconds=_read_float(directory / GRADER_SECONDS),
         tests=report.counts,
         failed_tests=tuple(report.failed_tests),
         build_failed=report.build_failed,
@@ -322,7 +335,7 @@ def build_attempt(
     whether the provider (infrastructure) or the router (the arm's loss) did.
     """
     gate_on_grader = oracle_tier == "correctness"
-    infrastructure = directory / "infrastructure.txt"
+    infrastructure = directory / INFRASTRUCTURE_NOTE
     infrastructure_error = (
         infrastructure.read_text(encoding="utf-8", errors="replace").strip() or "unspecified"
         if infrastructure.is_file()
@@ -335,11 +348,11 @@ def build_attempt(
         attribution = attribute(router_capture)
         if attribution.culprit is Culprit.PROVIDER and infrastructure_error is None:
             infrastructure_error = f"provider failure: {attribution.detail}"
-    changed = _changed_paths(directory / "changed-paths.z")
+    changed = _changed_paths(directory / CHANGED_PATHS)
     unauthorized = None if changed is None else tuple(p for p in changed if p not in allowed_paths)
     grader, grader_infrastructure = _grader_section(directory, required_tests)
     infrastructure_error = infrastructure_error or grader_infrastructure
-    limits, limit_problems = _agent_limits(directory / "agent-limits.txt")
+    limits, limit_problems = _agent_limits(directory / AGENT_LIMITS)
     met = limits_met(limits)
     failure = decide(
         infrastructure_error=infrastructure_error,
@@ -354,11 +367,11 @@ def build_attempt(
         schema=ATTEMPT_SCHEMA,
         **attrs.asdict(identity),
         workspace_root=workspace_root,
-        elapsed=Elapsed(agent_seconds=_read_float(directory / "agent.seconds")),
+        elapsed=Elapsed(agent_seconds=_read_float(directory / AGENT_SECONDS)),
         codex=codex,
         changed_paths=changed,
         unauthorized_paths=unauthorized,
-        diff=_file_digest(directory / "diff.patch"),
+        diff=_file_digest(directory / DIFF_PATCH),
         grader=grader,
         agent_limits=limits,
         agent_limits_met=tuple(met),

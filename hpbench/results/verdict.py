@@ -30,6 +30,7 @@ from pathlib import Path
 import attrs
 
 from hpbench.results.gotest import GoTestReport, parse_go_test_file
+from hpbench.rundir import GRADER_EXIT, GRADER_STDOUT
 
 
 class VerdictStatus(enum.Enum):
@@ -126,7 +127,7 @@ def read_grading(directory: Path) -> tuple[GoTestReport, int | None]:
     """A grading directory's stream (``grader.stdout``) and exit status (``grader.exit``;
     None when it is missing or not a number: the grader never reported one)."""
     try:
-        exit_code: int | None = int((directory / "grader.exit").read_text().strip())
+        exit_code: int | None = int((directory / GRADER_EXIT).read_text().strip())
     except (OSError, ValueError):
         exit_code = None
-    return parse_go_test_file(directory / "grader.stdout"), exit_code
+    return parse_go_test_file(directory / GRADER_STDOUT), exit_code

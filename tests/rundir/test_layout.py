@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
+from hpbench import rundir
 from hpbench.capture import Arm as CaptureArm
 from hpbench.rundir import Arm, RunLayout, arm_order
 
@@ -41,3 +43,30 @@ def test_routers_of_lists_one_arm(tmp_path: Path) -> None:
     for name in ("1-control", "2-control", "1-hpatch"):
         (layout.routers / name).mkdir(parents=True)
     assert ["1-control", "2-control"] == [p.name for p in layout.routers_of("control")]
+
+
+def test_no_other_module_spells_a_run_directory_name() -> None:
+    """Every artefact's file name is a string in hpbench/rundir.py alone: any other module
+    that writes or reads one names it through rundir (docstrings and help texts may mention
+    a name inside a sentence)."""
+    root = Path(rundir.__file__).parent
+    source = ast.parse(Path(rundir.__file__).read_text())
+    names = {
+        node.value
+        for node in ast.walk(source)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "." in node.value
+        and any(c.isalpha() for c in node.value)
+        and "/" not in node.value
+        and " " not in node.value
+    }
+    assert {"run.json", "codex.jsonl", "grader.exit", "verdict.json", "plan.env"} <= names
+    spelled = [
+        f"{path.relative_to(root.parent)}:{node.lineno} {node.value!r}"
+        for path in sorted(root.rglob("*.py"))
+        if path.name != "rundir.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in names
+    ]
+    assert [] == spelled

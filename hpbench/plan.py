@@ -135,13 +135,10 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-lib.sh"),
     _field("oracle_revision", _LIB + "bench-prepare"),
     _field("prompt_file", _LIB + "bench-attempt"),
-    _field("grader_memory", _LIB + "bench-grade"),
-    _field("grader_cpus", _LIB + "bench-grade"),
-    _field("grader_pids", _LIB + "bench-grade"),
     ShellVariable(
         "BENCH_GRADER_SPEC",
         lambda _, layout: str(layout.grader_spec),
-        ("grader",),
+        ("grader", "grader_memory", "grader_cpus", "grader_pids"),
         (_LIB + "bench-grade", _LIB + "bench-gomodcache", _LIB + "bench-prepare"),
     ),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
@@ -188,11 +185,28 @@ def grader_plan(task: Task) -> GraderPlan:
     )
 
 
-def write_grader_spec(task: Task, directory: Path) -> None:
+@attrs.frozen
+class GraderCaps:
+    """The grader container's caps, as the settings checked them (GRADER_*)."""
+
+    memory: str = attrs.field(default=attrs.fields(Settings).grader_memory.default)
+    cpus: str = attrs.field(default=attrs.fields(Settings).grader_cpus.default)
+    pids: int = attrs.field(default=attrs.fields(Settings).grader_pids.default)
+
+    @classmethod
+    def of(cls, settings: Settings) -> GraderCaps:
+        """The caps a run's settings chose."""
+        return cls(settings.grader_memory, settings.grader_cpus, settings.grader_pids)
+
+
+def write_grader_spec(task: Task, directory: Path, caps: GraderCaps | None = None) -> None:
     """The grader spec the shell reads: one fact a file, ``command`` one argument a line,
-    ``hidden-files`` one ``<workspace-relative>\\t<file in the task>`` a line."""
+    ``hidden-files`` one ``<workspace-relative>\\t<file in the task>`` a line, and the
+    container's caps (``memory``, ``cpus``, ``pids``; the defaults without ``caps``). Only
+    this checked spec reaches bench-grade, so it never re-checks a cap."""
     directory.mkdir(parents=True, exist_ok=True)
     grader = grader_plan(task)
+    caps = caps or GraderCaps()
     hidden = "".join(f"{name}\t{path.resolve()}\n" for name, path in task.grader_file_paths())
     facts = {
         "kind": f"{grader.kind}\n",
@@ -201,6 +215,9 @@ def write_grader_spec(task: Task, directory: Path) -> None:
         "base_discriminator": f"{grader.base_discriminator}\n",
         "preload_go_qualification_grader": f"{_flag(grader.preload_go_qualification_grader)}\n",
         "hidden-files": hidden,
+        "memory": f"{caps.memory}\n",
+        "cpus": f"{caps.cpus}\n",
+        "pids": f"{caps.pids}\n",
     }
     for name, text in facts.items():
         write_atomic(directory / name, text, mode=0o644)
@@ -290,7 +307,7 @@ def write_plan(
             "unset it for a real provider"
         )
         raise HpbenchError(msg)
-    write_grader_spec(task, layout.grader_spec)
+    write_grader_spec(task, layout.grader_spec, GraderCaps.of(settings))
     _write_codex_configs(plan, layout)
     write_atomic(
         layout.fingerprint_inputs,

@@ -69,7 +69,11 @@ def grade(
 
 
 def fake_spec(
-    root: Path, command: Sequence[str], hidden: Mapping[str, str], timeout_seconds: int = 60
+    root: Path,
+    command: Sequence[str],
+    hidden: Mapping[str, str],
+    timeout_seconds: int = 60,
+    caps: Mapping[str, str] | None = None,
 ) -> Path:
     """A grader spec directory as bench-prepare writes it, for a fake task under ``root``."""
     spec = root / "spec"
@@ -77,6 +81,8 @@ def fake_spec(
     spec.mkdir(parents=True)
     (spec / "command").write_text("".join(f"{arg}\n" for arg in command))
     (spec / "timeout_seconds").write_text(f"{timeout_seconds}\n")
+    for name, value in {"memory": "4g", "cpus": "1", "pids": "1024", **(caps or {})}.items():
+        (spec / name).write_text(f"{value}\n")
     lines = []
     for relative, text in hidden.items():
         source = files / relative

@@ -217,3 +217,13 @@ def test_run_json_fits_its_generated_schema(tmp_path: Path) -> None:
     jsonschema.validate(document, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**document, "router_image": "x"}, schema)
+
+
+def test_grader_caps_reach_the_spec(tmp_path: Path) -> None:
+    """GRADER_* settings are written into the grader spec, the only place bench-grade reads
+    its caps."""
+    _plan(tmp_path / "run", {"GRADER_MEMORY": "768M", "GRADER_CPUS": "0.5", "GRADER_PIDS": "256"})
+    spec = RunLayout(tmp_path / "run").grader_spec
+    assert ("768m", "0.5", "256") == tuple(
+        (spec / name).read_text().strip() for name in ("memory", "cpus", "pids")
+    )

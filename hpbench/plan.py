@@ -27,6 +27,7 @@ import shlex
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -316,9 +317,20 @@ def write_plan(
             for _, path in fingerprint_inputs(task)
         ),
     )
-    write_atomic(layout.run_json, canonical_json(_CONVERTER.unstructure(plan)) + "\n")
+    write_run_json(layout, plan)
     write_atomic(layout.plan_env, plan_env(plan, layout))
     return plan
+
+
+def plan_json(plan: RunPlan) -> dict[str, Any]:
+    """The plan as the JSON object ``run.json`` holds."""
+    document: dict[str, Any] = _CONVERTER.unstructure(plan)
+    return document
+
+
+def write_run_json(layout: RunLayout, plan: RunPlan) -> None:
+    """``run.json`` (canonical JSON, mode 0600, atomic)."""
+    write_atomic(layout.run_json, canonical_json(plan_json(plan)) + "\n")
 
 
 def load_plan(run_dir: Path) -> RunPlan:

@@ -17,9 +17,11 @@ import attrs
 
 from hpbench.codex.events import Usage
 from hpbench.instructions.derive import delivered_digest
+from hpbench.plan import GraderPlan, RunPlan, write_run_json
 from hpbench.results import Attempt, AttemptIdentity, FailureClass
 from hpbench.results.gotest import GoTestCounts
 from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
+from hpbench.rundir import RunLayout
 
 MODEL = "gpt-6-astra"
 ANSWER = "kv/rangestream.go"
@@ -164,3 +166,44 @@ def deliver(
             stream.write(
                 json.dumps({"script": arm, "request": {"first_developer_sha256": sha}}) + "\n"
             )
+
+
+def write_plan(
+    run: Path,
+    *,
+    arms: Sequence[str] = ("control", "hpatch"),
+    repetitions: int = 1,
+    offline: bool = True,
+    **overrides: Any,
+) -> RunPlan:
+    """A run's run.json built through the plan model (a stand-in task's facts)."""
+    plan = RunPlan(
+        mode="paired" if len(arms) == 2 else "control-only",
+        arms=tuple(arms),
+        task="kv-rangestream",
+        model=MODEL,
+        effort="medium",
+        repetitions=repetitions,
+        agent_timeout_seconds=1800,
+        provider="replay" if offline else "https://responses.example/v1",
+        offline_demo=offline,
+        enforce_no_edit_loops=True,
+        codex_version="0.169.0",
+        run_id=run.name,
+        fingerprint="sha256:abc",
+        task_directory="/tasks/kv-rangestream",
+        prompt_file="/tasks/kv-rangestream/prompt.md",
+        base_revision="b" * 40,
+        oracle_revision="c" * 40,
+        grader=GraderPlan(
+            kind="go-test",
+            command=("go", "test", "-json", "./..."),
+            timeout_seconds=300,
+            base_discriminator="undefined",
+            files=("kv/hidden_test.go",),
+            preload_go_qualification_grader=False,
+        ),
+    )
+    plan = attrs.evolve(plan, **overrides)
+    write_run_json(RunLayout(run), plan)
+    return plan

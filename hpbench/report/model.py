@@ -19,6 +19,7 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
 from hpbench.instructions.derive import read_hashes
+from hpbench.plan import load_plan, plan_json
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
 from hpbench.report.correctness import (
     CONTROL_ARM,
@@ -43,11 +44,6 @@ from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
 from hpbench.rundir import CODEX_JSONL, INSTRUCTIONS_HASHES, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
-
-
-def _read_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as stream:
-        return json.load(stream)
 
 
 def load_results(run_dir: Path) -> list[Attempt]:
@@ -226,7 +222,8 @@ def build_report_document(run_dir: Path, check: CaptureCheck) -> ReportDocument:
 
 def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     """Every section of the report, as the figures modules compute them."""
-    run = _read_json(RunLayout(run_dir).run_json)
+    # The plan, strictly: a run.json that does not fit RunPlan is refused by field.
+    run = plan_json(load_plan(run_dir))
     arms: list[str] = list(run["arms"])
     results = load_results(run_dir)
     correct = correctness(results, arms, int(run["repetitions"]))

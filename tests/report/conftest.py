@@ -32,7 +32,7 @@ from hpbench.report import CaptureVerdict
 from hpbench.results import Attempt, attempt_to_json
 
 from ..conftest import REPO_ROOT
-from ..evidence import MODEL, attempt, deliver
+from ..evidence import MODEL, attempt, deliver, write_plan
 
 THREAD_ID = "01a23693-d235-7e93-94ee-9a0cea7da8d5"
 REQUEST_ID = "req_7f3c2a9e"
@@ -237,22 +237,7 @@ def make_run(
 ) -> Path:
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(
-        json.dumps(
-            {
-                "mode": "paired" if len(arms) == 2 else "control-only",
-                "task": "kv-rangestream",
-                "fingerprint": "sha256:abc",
-                "model": MODEL,
-                "effort": "medium",
-                "repetitions": repetitions,
-                "arms": list(arms),
-                "offline_demo": offline,
-                "provider": "replay",
-                "codex_version": "0.169.0",
-            }
-        )
-    )
+    write_plan(run, arms=arms, repetitions=repetitions, offline=offline)
     if offline:
         for a in attempts:
             deliver(run, a.repetition, a.arm, a.instructions_artifact)

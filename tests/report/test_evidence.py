@@ -8,6 +8,7 @@ from typing import Any
 
 from hpbench.report import build_report, render_summary
 
+from ..evidence import write_plan
 from .conftest import (
     REQUEST_ID,
     always_valid,
@@ -137,8 +138,7 @@ class TestLoopGateEvidence:
     def test_gate_not_enforced(self, tmp_path: Path) -> None:
         """With BENCHMARK_ENFORCE_NO_EDIT_LOOPS off, missing JSONL is shown but not a reason."""
         run = _run(tmp_path)
-        settings = json.loads((run / "run.json").read_text())
-        (run / "run.json").write_text(json.dumps({**settings, "enforce_no_edit_loops": False}))
+        write_plan(run, enforce_no_edit_loops=False)
         (run / "attempts" / "1-hpatch" / "codex.jsonl").unlink()
         report = build_report(run, always_valid)
         assert not any("loop gate" in reason for reason in report["outcome"]["reasons"])

@@ -12,10 +12,13 @@ import pytest
 
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.synthetic import codex_streams, write_snapshot, write_synthetic_capture
+from hpbench.errors import ContractError
+from hpbench.report import build_report
+from hpbench.report.captures import check_router_capture
 from hpbench.results import build_attempt, merge_results, write_result
 
 from ..conftest import REPO_ROOT
-from ..evidence import deliver, identity, write_evidence
+from ..evidence import deliver, identity, write_evidence, write_plan
 
 
 def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode) -> None:
@@ -55,19 +58,7 @@ def _attempt(run: Path, repetition: int, arm: str, order: int, mode: RouterMode)
 def run_dir(tmp_path: Path) -> Path:
     run = tmp_path / "run"
     run.mkdir()
-    settings = {
-        "mode": "paired",
-        "task": "kv-rangestream",
-        "fingerprint": "sha256:x",
-        "model": "gpt-6-astra",
-        "effort": "medium",
-        "repetitions": 2,
-        "arms": ["control", "hpatch"],
-        "offline_demo": True,
-        "provider": "replay",
-        "codex_version": "0.169.0",
-    }
-    (run / "run.json").write_text(json.dumps(settings))
+    write_plan(run, repetitions=2)
     _attempt(run, 1, "control", 1, RouterMode.PASSTHROUGH)
     _attempt(run, 1, "hpatch", 2, RouterMode.HPATCH)
     _attempt(run, 2, "hpatch", 1, RouterMode.HPATCH)
@@ -205,3 +196,20 @@ class TestReportBuild:
         }
         assert ids
         assert not any(request_id in summary for request_id in ids)
+
+
+class TestRunPlanIsRead:
+    def test_a_run_json_off_contract_is_refused_by_field(self, run_dir: Path) -> None:
+        """The report reads run.json through the plan model: a plan with a field it does not
+        know, or a wrong type, stops the report naming the field, never a guess."""
+        document = json.loads((run_dir / "run.json").read_text())
+        (run_dir / "run.json").write_text(json.dumps({**document, "repetitions": "2"}))
+        with pytest.raises(ContractError) as caught:
+            build_report(run_dir, check_router_capture)
+        assert ["$.repetitions"] == [finding.field for finding in caught.value.findings]
+
+    def test_an_old_run_json_is_refused(self, run_dir: Path) -> None:
+        document = json.loads((run_dir / "run.json").read_text())
+        (run_dir / "run.json").write_text(json.dumps({**document, "schema": "hpbench.run.v1"}))
+        with pytest.raises(ContractError, match="not a run plan"):
+            build_report(run_dir, check_router_capture)

@@ -1,4 +1,4 @@
-"""``hpbench capture``: validate an arm's capture; keep the contract's schemas current."""
+"""``hpbench capture``: validate an arm's capture (its schemas: ``hpbench schemas``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
 from hpbench._console import err_console, out_console, print_fields
 from hpbench.capture.models import Protocol, RouterMode
-from hpbench.capture.schema import stale_files, write_generated
 from hpbench.capture.validator import CaptureReport, validate_capture
 from hpbench.rundir import Arm
 
@@ -58,19 +57,6 @@ def register(commands: Any) -> None:
     )
     add_json_flag(validate)
     validate.set_defaults(handler=validate_command)
-
-    schemas = sub.add_parser(
-        "schemas", help="check or regenerate contrib/schemas and the docs field reference"
-    )
-    action = schemas.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
-    action.add_argument("--write", action="store_true", help="regenerate the files")
-    schemas.add_argument("--dir", type=Path, default=Path("contrib/schemas"), help="schema dir")
-    schemas.add_argument(
-        "--docs", type=Path, default=Path("docs/capture.md"), help="page with the field reference"
-    )
-    add_json_flag(schemas)
-    schemas.set_defaults(handler=schemas_command)
 
 
 def _signed(value: int | None) -> str:
@@ -163,25 +149,3 @@ def validate_command(args: argparse.Namespace) -> int:
     for code, extra in report.suppressed.items():
         out_console.print(f"  ... and {extra} more [{code}]", markup=False, highlight=False)
     return EXIT_FINDINGS
-
-
-def schemas_command(args: argparse.Namespace) -> int:
-    """``hpbench capture schemas --check|--write``."""
-    docs = args.docs if args.docs.is_file() else None
-    if args.write:
-        changed = write_generated(args.dir, docs)
-        if args.json:
-            print_json({"ok": True, "written": [str(p) for p in changed]})
-            return EXIT_OK
-        for path in changed:
-            out_console.print(f"wrote {path}", markup=False, highlight=False)
-        return EXIT_OK
-    stale = stale_files(args.dir, docs)
-    if args.json:
-        print_json({"ok": not stale, "stale": [str(p) for p in stale]})
-        return EXIT_FINDINGS if stale else EXIT_OK
-    for path in stale:
-        out_console.print(
-            f"{path}: stale; run hpbench capture schemas --write", markup=False, highlight=False
-        )
-    return EXIT_FINDINGS if stale else EXIT_OK

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hpbench.capture import codes
+from hpbench.capture._totals import hpatch_counts
 from hpbench.capture.models import (
     AttemptOutcome,
     CachedInputState,
@@ -186,15 +187,7 @@ def passthrough_hpatch_problem(record: ExchangeRecord) -> Problem | None:
     """R13: a passthrough router reports no Hpatch telemetry."""
     if record.mode is not _PASSTHROUGH:
         return None
-    hpatch = record.hpatch
-    if (
-        hpatch.successes
-        or hpatch.rejections
-        or hpatch.corrections
-        or hpatch.unmatched
-        or hpatch.diagnostics
-        or hpatch.carrier_tokens
-    ):
+    if any(hpatch_counts(record.hpatch)):
         return Problem(codes.BINDING, "$.hpatch", "a passthrough router reported Hpatch telemetry")
     return None
 

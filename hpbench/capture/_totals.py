@@ -16,6 +16,7 @@ from hpbench.capture.models import (
     ClientRecord,
     Comparison,
     ExchangeRecord,
+    HpatchTelemetry,
     ProviderRecord,
     ToolShape,
     Usage,
@@ -47,6 +48,20 @@ HPATCH_KEYS = (
     "diagnostics",
     "carrier_tokens",
 )
+
+
+def hpatch_counts(hpatch: HpatchTelemetry) -> tuple[int, int, int, int, int, int]:
+    """An exchange's Hpatch telemetry as counts in :data:`HPATCH_KEYS` order."""
+    return (
+        hpatch.successes,
+        hpatch.rejections,
+        hpatch.corrections,
+        hpatch.unmatched,
+        hpatch.diagnostics,
+        hpatch.carrier_tokens,
+    )
+
+
 TRANSPORT_KEYS = ("provider_stream_bytes", "client_stream_bytes", "router_commentary_bytes")
 COMPARISON_KEYS = (
     "client_bytes",
@@ -280,30 +295,9 @@ class Totals:
         sums[2] += transport.router_commentary_bytes
         if record.delivered_tools:
             _add_shapes(self.delivered_tools, record.delivered_tools)
-        hpatch = record.hpatch
-        if (
-            hpatch.successes
-            or hpatch.rejections
-            or hpatch.corrections
-            or hpatch.unmatched
-            or hpatch.diagnostics
-            or hpatch.carrier_tokens
-        ):
-            self.hpatch = [
-                a + b
-                for a, b in zip(
-                    self.hpatch,
-                    (
-                        hpatch.successes,
-                        hpatch.rejections,
-                        hpatch.corrections,
-                        hpatch.unmatched,
-                        hpatch.diagnostics,
-                        hpatch.carrier_tokens,
-                    ),
-                    strict=True,
-                )
-            ]
+        counts = hpatch_counts(record.hpatch)
+        if any(counts):
+            self.hpatch = [a + b for a, b in zip(self.hpatch, counts, strict=True)]
         if record.detail_dropped:
             self.dropped_detail += 1
 

@@ -1,9 +1,8 @@
-"""``hpbench capture validate`` and ``hpbench capture schemas``."""
+"""``hpbench capture validate``."""
 
 from __future__ import annotations
 
 import json
-import shutil
 
 from hpbench._cli.main import main
 
@@ -70,35 +69,3 @@ class TestValidateCommand:
 
         assert 2 == main(args)
         assert "control arm" in capsys.readouterr().err
-
-
-class TestSchemasCommand:
-    def test_check_in_repository(self, repo_root, capsys):
-        """The committed schemas and docs are current."""
-        code = main(
-            [
-                "capture",
-                "schemas",
-                "--check",
-                "--dir",
-                str(repo_root / "contrib" / "schemas"),
-                "--docs",
-                str(repo_root / "docs" / "capture.md"),
-            ]
-        )
-
-        assert 0 == code, capsys.readouterr().out
-
-    def test_write_then_check(self, repo_root, tmp_path, capsys):
-        """--write regenerates stale files; --check then passes, and fails after an edit."""
-        docs = tmp_path / "capture.md"
-        shutil.copy(repo_root / "docs" / "capture.md", docs)
-        schema_dir = tmp_path / "schemas"
-        base = ["capture", "schemas", "--dir", str(schema_dir), "--docs", str(docs)]
-
-        assert 1 == main([*base, "--check"])
-        assert 0 == main([*base, "--write"])
-        assert 0 == main([*base, "--check"])
-        (schema_dir / "hpatch.capture.metrics.v4.schema.json").write_text("{}\n")
-        assert 1 == main([*base, "--check", "--json"])
-        assert json.loads(capsys.readouterr().out.splitlines()[-1])["ok"] is False

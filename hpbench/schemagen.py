@@ -37,6 +37,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.instructions.stock:CONTRACT",
     "hpbench.instructions.derive:CONTRACT",
     "hpbench.plan:CONTRACT",
+    "hpbench.commands.document:CONTRACT",
 )
 
 
@@ -76,6 +77,9 @@ class Contract:
     description: str | None = None
     docs: DocsTables | None = None
     named_types: Mapping[Any, NamedType] = attrs.field(factory=dict)
+    # A hand-written input (a replay script) may leave out a field that has a default; a
+    # document hpbench writes always holds every field, so its schema requires them all.
+    defaults_optional: bool = False
 
 
 def _summary(cls: type[Any]) -> str:
@@ -106,9 +110,21 @@ def _element(tp: Any) -> Any | None:
     return None
 
 
+def _enum_map(tp: Any) -> tuple[type[enum.Enum], Any] | None:
+    """``(E, X)`` for ``dict[E, X]`` with ``E`` an enum; None otherwise.
+
+    Such a map is a table with one entry for every member of ``E``, each present.
+    """
+    if typing.get_origin(tp) in (dict, Mapping):
+        key, value = typing.get_args(tp)
+        if isinstance(key, type) and issubclass(key, enum.Enum):
+            return key, value
+    return None
+
+
 def _map_value(tp: Any) -> Any | None:
     """The value type of ``dict[str, X]`` and ``Mapping[str, X]``; None otherwise."""
-    if typing.get_origin(tp) in (dict, Mapping):
+    if typing.get_origin(tp) in (dict, Mapping) and _enum_map(tp) is None:
         key, value = typing.get_args(tp)
         if key is not str:
             msg = f"only string-keyed maps are supported, got {tp}"
@@ -132,9 +148,13 @@ _SIMPLE_TEXT: dict[Any, str] = {
 
 
 class _Builder:
-    def __init__(self, named_types: Mapping[Any, NamedType]) -> None:
+    def __init__(self, named_types: Mapping[Any, NamedType], defaults_optional: bool) -> None:
         self.defs: dict[str, Any] = {}
         self.named_types = named_types
+        self.defaults_optional = defaults_optional
+
+    def required(self, field: attrs.Attribute[Any]) -> bool:
+        return not (self.defaults_optional and field.default is not attrs.NOTHING)
 
     def ref(self, cls: type[Any]) -> dict[str, Any]:
         name = cls.__name__
@@ -159,7 +179,7 @@ class _Builder:
             "title": cls.__name__,
             "description": _summary(cls),
             "properties": properties,
-            "required": [field.name for field in attrs.fields(cls)],
+            "required": [field.name for field in attrs.fields(cls) if self.required(field)],
             "additionalProperties": False,
         }
 
@@ -181,6 +201,17 @@ class _Builder:
         element = _element(tp)
         if element is not None:
             return {"type": "array", "items": self.value(element)}
+        enum_map = _enum_map(tp)
+        if enum_map is not None:
+            members, item = enum_map
+            names = [member.value for member in members]
+            item_schema = self.value(item)
+            return {
+                "type": "object",
+                "properties": dict.fromkeys(names, item_schema),
+                "required": names,
+                "additionalProperties": False,
+            }
         value = _map_value(tp)
         if value is not None:
             return {"type": "object", "additionalProperties": self.value(value)}
@@ -195,7 +226,7 @@ class _Builder:
 
 def schema_of(contract: Contract) -> dict[str, Any]:
     """The JSON Schema document of ``contract``."""
-    builder = _Builder(contract.named_types)
+    builder = _Builder(contract.named_types, contract.defaults_optional)
     head = {"$schema": JSON_SCHEMA_DIALECT, "$id": contract.schema_file}
     if len(contract.roots) == 1:
         root = builder.object(contract.roots[0])
@@ -226,6 +257,11 @@ def _type_text(tp: Any, named_types: Mapping[Any, NamedType]) -> str:
     element = _element(tp)
     if element is not None:
         return f"list of {_type_text(element, named_types)}"
+    enum_map = _enum_map(tp)
+    if enum_map is not None:
+        members, item = enum_map
+        keys = ", ".join(f"`{member.value}`" for member in members)
+        return f"table with every one of {keys} as a key, each {_type_text(item, named_types)}"
     value = _map_value(tp)
     if value is not None:
         return f"map of string to {_type_text(value, named_types)}"

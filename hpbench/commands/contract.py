@@ -1,73 +1,167 @@
-"""The ``hpbench.commands.v1`` JSON form of a command analysis.
+"""The ``hpbench.commands.v1`` JSON form of a command analysis, both ways.
 
-This is a contract: the report, the workflow's gate and people's notebooks
-read it. Keys are only ever added in a new schema version; the JSON Schema is
-``contrib/schemas/hpbench.commands.v1.schema.json`` and docs/commands.md
-explains every field.
+This is a contract: the report, the workflow's gate and people's notebooks read it.
+Keys are only ever added in a new schema version. The document's classes are in
+:mod:`hpbench.commands.document` (its JSON Schema, ``contrib/schemas/`` and the field
+tables of docs/commands.md are generated from them); this module turns a
+:class:`CommandAnalysis` into that document and reads one back strictly.
 """
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
-from hpbench._convert import make_converter, structure
-from hpbench.commands.analysis import CommandAnalysis, Invocation, PathLoop
+import cattrs
+
+from hpbench._convert import structure
+from hpbench._documents import document_json, make_document_converter
+from hpbench.commands.analysis import CommandAnalysis, Invocation, PathLoop, WorkspaceDiffLoop
+from hpbench.commands.categories import Category
+from hpbench.commands.document import (
+    COMMANDS_SCHEMA,
+    CategoryTally,
+    CommandsDocument,
+    CommandTotals,
+    Count,
+    InputFinding,
+    InvocationEntry,
+    LineNumber,
+    LoopEntry,
+    LoopKind,
+    ObservationCode,
+    ObservationEntry,
+    WorkspaceDiffLoopEntry,
+)
 from hpbench.commands.findings import observations
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 
-SCHEMA = "hpbench.commands.v1"
+SCHEMA = COMMANDS_SCHEMA
 _CODE = "commands.json"
+_COUNTS = dict[Category, CategoryTally]
 
 
-def _invocation(invocation: Invocation) -> dict[str, Any]:
-    return {
-        "seq": invocation.seq,
-        "command": invocation.command,
-        "argv": list(invocation.argv),
-        "category": invocation.category.value,
-        "paths": list(invocation.paths),
-        "globs": list(invocation.globs),
-        "ambiguous": invocation.ambiguous,
-        "workspace_wide": invocation.workspace_wide,
-        "after_edit": invocation.after_edit,
-        "exit_code": invocation.exit_code,
-    }
+def _structure_counts(value: Any, _: type) -> dict[Category, CategoryTally]:
+    """``counts``: a table holding every category once, nothing else."""
+    tallies = _CONVERTER.structure(value, dict[str, CategoryTally])
+    names = [category.value for category in Category]
+    unknown = set(tallies) - set(names)
+    if unknown:
+        raise cattrs.ForbiddenExtraKeysError("", dict, unknown)
+    missing = [name for name in names if name not in tallies]
+    if missing:
+        msg = f"every category needs a count; missing {', '.join(missing)}"
+        raise ValueError(msg)
+    return {Category(name): tallies[name] for name in names}
 
 
-def _path_loop(loop: PathLoop) -> dict[str, Any]:
-    return {"kind": loop.kind.value, "path": loop.path, "operand": loop.operand, "seq": loop.seq}
+_CONVERTER = make_document_converter()
+_CONVERTER.register_structure_hook_func(lambda cls: cls == _COUNTS, _structure_counts)
+
+
+def _invocation(invocation: Invocation) -> InvocationEntry:
+    return InvocationEntry(
+        seq=Count(invocation.seq),
+        command=Count(invocation.command),
+        argv=invocation.argv,
+        category=invocation.category,
+        paths=invocation.paths,
+        globs=invocation.globs,
+        ambiguous=invocation.ambiguous,
+        workspace_wide=invocation.workspace_wide,
+        after_edit=invocation.after_edit,
+        exit_code=invocation.exit_code,
+    )
+
+
+def _loop(loop: PathLoop) -> LoopEntry:
+    # The walk makes loops of LOOP_CATEGORIES only, which a test holds equal to LoopKind.
+    if loop.kind.value not in typing.get_args(LoopKind):
+        msg = f"a loop of category {loop.kind.value!r}, which cannot loop"
+        raise ValueError(msg)
+    kind = typing.cast(LoopKind, loop.kind.value)
+    return LoopEntry(kind=kind, path=loop.path, operand=loop.operand, seq=Count(loop.seq))
+
+
+def _input_finding(finding: Finding) -> InputFinding:
+    line = None if finding.line is None else LineNumber(finding.line)
+    return InputFinding(finding.code, finding.message, finding.file, finding.field, line)
+
+
+def to_document(analysis: CommandAnalysis) -> CommandsDocument:
+    """The analysis as its ``hpbench.commands.v1`` document."""
+    invocations = analysis.invocations
+    return CommandsDocument(
+        schema="hpbench.commands.v1",
+        invocations=tuple(_invocation(invocation) for invocation in invocations),
+        loops=tuple(_loop(loop) for loop in analysis.loops),
+        workspace_diff_loops=tuple(
+            WorkspaceDiffLoopEntry(seq=Count(loop.seq), paths=loop.paths)
+            for loop in analysis.workspace_diff_loops
+        ),
+        terminal_validation=tuple(_loop(entry) for entry in analysis.terminal_validation),
+        counts={
+            category: CategoryTally(Count(count.total), Count(count.after_edit))
+            for category, count in analysis.counts.items()
+        },
+        totals=CommandTotals(
+            commands=Count(analysis.commands),
+            invocations=Count(len(invocations)),
+            after_edit=Count(sum(invocation.after_edit for invocation in invocations)),
+            ambiguous=Count(sum(invocation.ambiguous for invocation in invocations)),
+            file_changes=Count(analysis.file_changes),
+            changed_paths=Count(analysis.changed_paths),
+        ),
+        findings=tuple(
+            ObservationEntry(ObservationCode(observation.code), observation.message)
+            for observation in observations(analysis)
+        ),
+        input_findings=tuple(_input_finding(finding) for finding in analysis.input_findings),
+    )
 
 
 def to_json(analysis: CommandAnalysis) -> dict[str, Any]:
     """The analysis as an ``hpbench.commands.v1`` object."""
-    invocations = analysis.invocations
-    return {
-        "schema": SCHEMA,
-        "invocations": [_invocation(invocation) for invocation in invocations],
-        "loops": [_path_loop(loop) for loop in analysis.loops],
-        "workspace_diff_loops": [
-            {"seq": loop.seq, "paths": list(loop.paths)} for loop in analysis.workspace_diff_loops
-        ],
-        "terminal_validation": [_path_loop(entry) for entry in analysis.terminal_validation],
-        "counts": {
-            category.value: {"total": count.total, "after_edit": count.after_edit}
-            for category, count in analysis.counts.items()
-        },
-        "totals": {
-            "commands": analysis.commands,
-            "invocations": len(invocations),
-            "after_edit": sum(invocation.after_edit for invocation in invocations),
-            "ambiguous": sum(invocation.ambiguous for invocation in invocations),
-            "file_changes": analysis.file_changes,
-            "changed_paths": analysis.changed_paths,
-        },
-        "findings": [
-            {"code": observation.code, "message": observation.message}
-            for observation in observations(analysis)
-        ],
-        "input_findings": [finding.to_json() for finding in analysis.input_findings],
-    }
+    return document_json(to_document(analysis))
+
+
+def _read_invocation(entry: InvocationEntry) -> Invocation:
+    return Invocation(
+        seq=entry.seq,
+        command=entry.command,
+        argv=entry.argv,
+        category=entry.category,
+        paths=entry.paths,
+        globs=entry.globs,
+        ambiguous=entry.ambiguous,
+        workspace_wide=entry.workspace_wide,
+        after_edit=entry.after_edit,
+        exit_code=entry.exit_code,
+    )
+
+
+def _path_loop(entry: LoopEntry) -> PathLoop:
+    return PathLoop(Category(entry.kind), entry.path, entry.operand, entry.seq)
+
+
+def _analysis(document: CommandsDocument) -> CommandAnalysis:
+    """The analysis a document records (its derived parts are recomputed, not read)."""
+    return CommandAnalysis(
+        invocations=tuple(_read_invocation(entry) for entry in document.invocations),
+        loops=tuple(_path_loop(entry) for entry in document.loops),
+        workspace_diff_loops=tuple(
+            WorkspaceDiffLoop(entry.seq, entry.paths) for entry in document.workspace_diff_loops
+        ),
+        terminal_validation=tuple(_path_loop(entry) for entry in document.terminal_validation),
+        commands=document.totals.commands,
+        file_changes=document.totals.file_changes,
+        changed_paths=document.totals.changed_paths,
+        input_findings=tuple(
+            Finding(entry.code, entry.message, entry.file, entry.field, entry.line)
+            for entry in document.input_findings
+        ),
+    )
 
 
 def from_json(data: Any, *, source: str = "<commands.json>") -> CommandAnalysis:
@@ -78,8 +172,8 @@ def from_json(data: Any, *, source: str = "<commands.json>") -> CommandAnalysis:
     written by a different analysis, is refused rather than trusted.
 
     Raises:
-        ContractError: another schema, a field of the wrong shape, or
-            derived parts that do not match.
+        ContractError: another schema, a field of the wrong shape (named by its path),
+            or derived parts that do not match.
     """
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else None
@@ -90,21 +184,8 @@ def from_json(data: Any, *, source: str = "<commands.json>") -> CommandAnalysis:
             field="$.schema",
         )
         raise ContractError(f"{source}: not an {SCHEMA} document", [finding])
-    converter = make_converter()
-    totals = data.get("totals")
-    if not isinstance(totals, dict):
-        totals = {}
-    raw = {
-        "invocations": data.get("invocations"),
-        "loops": data.get("loops"),
-        "workspace_diff_loops": data.get("workspace_diff_loops"),
-        "terminal_validation": data.get("terminal_validation"),
-        "commands": totals.get("commands"),
-        "file_changes": totals.get("file_changes"),
-        "changed_paths": totals.get("changed_paths"),
-        "input_findings": data.get("input_findings"),
-    }
-    analysis = structure(converter, raw, CommandAnalysis, source=source, code=_CODE)
+    document = structure(_CONVERTER, data, CommandsDocument, source=source, code=_CODE)
+    analysis = _analysis(document)
     if to_json(analysis) != data:
         finding = Finding(
             code=_CODE,

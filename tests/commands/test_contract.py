@@ -1,23 +1,33 @@
-"""The hpbench.commands.v1 contract: golden outputs of the corpus and its JSON Schema.
+"""The hpbench.commands.v1 contract: golden outputs of the corpus, its model and its schema.
 
-The schema check is written here (a small subset of JSON Schema: type, const,
-enum, required, properties, additionalProperties, items, minimum, pattern) so
-the project needs no validator dependency. Set HPBENCH_UPDATE_GOLDEN=1 to
-rewrite the golden files after a deliberate change.
+The schema is generated from hpbench/commands/document.py; every golden document must be
+valid against it, and each kind of damage the hand-written schema refused is still
+refused. Set HPBENCH_UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate change.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-import re
+import typing
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from hpbench import schemagen
 from hpbench._jsonio import canonical_json
-from hpbench.commands import SCHEMA, Category, analyze_file, from_json, to_json
+from hpbench.commands import (
+    LOOP_CATEGORIES,
+    SCHEMA,
+    Category,
+    analyze_file,
+    from_json,
+    to_json,
+)
+from hpbench.commands.document import CONTRACT, LoopKind
 from hpbench.errors import ContractError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,55 +45,44 @@ ROOTS = {
     "hand-malformed": "/workspace",
 }
 
-_TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-}
-
-
-def _type_matches(value: Any, name: str) -> bool:
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, _TYPES[name])
-
-
-def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
-    """Every way ``value`` breaks ``schema`` (subset of JSON Schema 2020-12)."""
-    errors: list[str] = []
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{path}: expected {schema['const']!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} not in enum")
-    if "type" in schema:
-        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_type_matches(value, name) for name in names):
-            return [*errors, f"{path}: expected type {names}"]
-    if "minimum" in schema and isinstance(value, int) and value < schema["minimum"]:
-        errors.append(f"{path}: below minimum")
-    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
-        errors.append(f"{path}: does not match {schema['pattern']}")
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        errors += [
-            f"{path}: missing {key}" for key in schema.get("required", []) if key not in value
-        ]
-        for key, item in value.items():
-            if key in properties:
-                errors += schema_errors(item, properties[key], f"{path}.{key}")
-            elif schema.get("additionalProperties") is False:
-                errors.append(f"{path}: unexpected key {key}")
-    if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            errors += schema_errors(item, schema["items"], f"{path}[{index}]")
-    return errors
-
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_errors(validator: jsonschema.Draft202012Validator, value: Any) -> list[str]:
+    """Every way ``value`` breaks the schema, as ``$.path: message``."""
+    return [
+        f"{error.json_path}: {error.message}"
+        for error in sorted(validator.iter_errors(value), key=lambda e: e.json_path)
+    ]
+
+
+def golden(name: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((DATA / f"{name}.commands.json").read_text("utf-8"))
+    return document
+
+
+def damaged(document: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
+    """A copy of ``document`` with ``path`` set to ``value`` (deleted for ``DELETE``)."""
+    copied = copy.deepcopy(document)
+    target: Any = copied
+    for key in path[:-1]:
+        target = target[key]
+    if value is DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return copied
+
+
+DELETE = object()
 
 
 class TestGolden:
@@ -109,32 +108,86 @@ class TestGolden:
 
 
 class TestSchema:
+    def test_schema_is_generated_from_the_model(self, schema: dict[str, Any]):
+        """The file is exactly what the model generates (hpbench schemas --write)."""
+        assert schemagen.schema_of(CONTRACT) == schema
+
     @pytest.mark.parametrize("name", sorted(ROOTS))
-    def test_outputs_validate(self, name: str, schema: dict[str, Any]):
-        """Every corpus output is valid against the published schema."""
+    def test_outputs_validate(self, name: str, validator: jsonschema.Draft202012Validator):
+        """Every corpus output and every golden file is valid against the published schema."""
         output = to_json(analyze_file(DATA / f"{name}.jsonl", workspace_root=ROOTS[name]))
-        assert [] == schema_errors(output, schema)
+        assert [] == schema_errors(validator, output)
+        assert [] == schema_errors(validator, golden(name))
 
     def test_schema_names_the_version(self, schema: dict[str, Any]):
-        """The schema's const is the version the code writes."""
+        """The schema's const and file name are the version the code writes."""
         assert SCHEMA == schema["properties"]["schema"]["const"]
-        assert SCHEMA == schema["title"]
+        assert f"{SCHEMA}.schema.json" == schema["$id"]
 
     def test_schema_lists_every_category(self, schema: dict[str, Any]):
         """Counts and categories in the schema match the Category enum exactly."""
         values = [category.value for category in Category]
         assert values == schema["properties"]["counts"]["required"]
-        invocation = schema["properties"]["invocations"]["items"]
+        assert values == list(schema["properties"]["counts"]["properties"])
+        invocation = schema["$defs"]["InvocationEntry"]
         assert values == invocation["properties"]["category"]["enum"]
 
-    def test_schema_is_strict(self, schema: dict[str, Any]):
+    def test_loop_kinds_are_the_loop_categories(self):
+        """The document's loop kinds are exactly the categories that can loop."""
+        assert [category.value for category in LOOP_CATEGORIES] == list(typing.get_args(LoopKind))
+
+    def test_schema_is_strict(self, validator: jsonschema.Draft202012Validator):
         """An extra or missing key is caught, so the schema cannot silently go stale."""
         output = to_json(analyze_file(DATA / "hand-rules.jsonl", workspace_root="/workspace"))
         output["surprise"] = 1
         del output["invocations"][0]["argv"]
-        errors = schema_errors(output, schema)
-        assert "$: unexpected key surprise" in errors
-        assert "$.invocations[0]: missing argv" in errors
+        errors = schema_errors(validator, output)
+        assert any(e.startswith("$: Additional properties") and "surprise" in e for e in errors)
+        assert "$.invocations[0]: 'argv' is a required property" in errors
+
+    @pytest.mark.parametrize(
+        ("path", "value", "where"),
+        [
+            (["schema"], "hpbench.commands.v2", "$.schema"),
+            (["invocations", 0, "category"], "reading", "$.invocations[0].category"),
+            (["invocations", 0, "seq"], -1, "$.invocations[0].seq"),
+            (["invocations", 0, "exit_code"], "0", "$.invocations[0].exit_code"),
+            (["invocations", 0, "ambiguous"], 0, "$.invocations[0].ambiguous"),
+            (["invocations", 0, "argv"], "cat a", "$.invocations[0].argv"),
+            (["loops", 0, "kind"], "edit", "$.loops[0].kind"),
+            (["loops", 0, "seq"], -1, "$.loops[0].seq"),
+            (["terminal_validation", 0, "operand"], None, "$.terminal_validation[0].operand"),
+            (["workspace_diff_loops", 0, "paths"], [1], "$.workspace_diff_loops[0].paths[0]"),
+            (["counts", "search"], DELETE, "$.counts"),
+            (["counts", "reading"], {"total": 0, "after_edit": 0}, "$.counts"),
+            (["counts", "edit", "after_edit"], -1, "$.counts.edit.after_edit"),
+            (["totals", "changed_paths"], DELETE, "$.totals"),
+            (["totals", "commands"], -1, "$.totals.commands"),
+            (["findings", 0, "code"], "loop.search", "$.findings[0].code"),
+            (["input_findings"], [{"code": "c", "message": "m"}], "$.input_findings[0]"),
+        ],
+    )
+    def test_schema_refuses(
+        self,
+        validator: jsonschema.Draft202012Validator,
+        path: list[str | int],
+        value: Any,
+        where: str,
+    ):
+        """Each kind of damage the hand-written schema refused is refused at its field."""
+        document = golden("hand-rules")
+        assert [] == schema_errors(validator, document)
+        errors = schema_errors(validator, damaged(document, path, value))
+        assert any(error.startswith(f"{where}: ") for error in errors), errors
+
+    def test_schema_refuses_line_zero(self, validator: jsonschema.Draft202012Validator):
+        """An input finding's line counts from 1; a file or field may be null."""
+        document = golden("hand-malformed")
+        assert [] == schema_errors(
+            validator, damaged(document, ["input_findings", 0, "file"], None)
+        )
+        errors = schema_errors(validator, damaged(document, ["input_findings", 0, "line"], 0))
+        assert ["$.input_findings[0].line: 0 is less than the minimum of 1"] == errors
 
     def test_key_order_is_canonical(self):
         """The CLI prints sorted keys, so the same analysis prints the same bytes."""
@@ -183,3 +236,27 @@ class TestReadBack:
         with pytest.raises(ContractError) as exc:
             from_json(data)
         assert "$.invocations[1].category" == exc.value.findings[0].field
+
+    @pytest.mark.parametrize(
+        ("path", "value", "field", "message"),
+        [
+            (["counts", "search"], DELETE, "$.counts", "missing search"),
+            (
+                ["counts", "reading"],
+                {"total": 0, "after_edit": 0},
+                "$.counts",
+                "unknown field(s): reading",
+            ),
+            (["counts", "edit", "total"], "3", "$.counts['edit'].total", "expected an integer"),
+            (["totals", "commands"], "5", "$.totals.commands", "expected an integer"),
+            (["surprise"], 1, "$", "unknown field(s): surprise"),
+        ],
+    )
+    def test_names_the_bad_table(self, path: list[str | int], value: Any, field: str, message: str):
+        """The strict reader names the field of a damaged table before any consistency check."""
+        data = damaged(golden("hand-rules"), path, value)
+        with pytest.raises(ContractError) as exc:
+            from_json(data, source="x.json")
+        [finding] = exc.value.findings
+        assert (field, "x.json") == (finding.field, finding.file)
+        assert message in finding.message

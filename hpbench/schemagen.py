@@ -38,6 +38,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.instructions.derive:CONTRACT",
     "hpbench.plan:CONTRACT",
     "hpbench.commands.document:CONTRACT",
+    "hpbench.changes.model:CONTRACT",
 )
 
 

@@ -39,6 +39,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.plan:CONTRACT",
     "hpbench.commands.document:CONTRACT",
     "hpbench.changes.model:CONTRACT",
+    "hpbench.reference.script:CONTRACT",
 )
 
 

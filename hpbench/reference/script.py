@@ -15,7 +15,9 @@ its own memory, so a retried request is answered with the same step. A step
 holds at most one tool call, because Codex runs several calls from one response
 concurrently. ``faults`` are spent one per attempt at that step: the first
 attempt gets the first fault, and attempts past the list are answered normally.
-The full format is in ``docs/reference-equipment.md``.
+The full format is in ``docs/reference-equipment.md``; the JSON Schema in
+``contrib/schemas/`` and that page's field tables are generated from these classes
+(``hpbench schemas --write``). A field with a default may be left out of a script.
 """
 
 from __future__ import annotations
@@ -23,16 +25,25 @@ from __future__ import annotations
 import enum
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NewType
 
 import attrs
 
+from hpbench import schemagen
 from hpbench._convert import make_converter, structure
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.schemagen import doc
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = "hpbench.replay.v1.schema.json"
 CODE = "replay.script"
+
+# The constrained numbers of a script; the checks below refuse what their schemas refuse.
+ScriptVersion = NewType("ScriptVersion", int)
+ExitStatus = NewType("ExitStatus", int)
+EventCount = NewType("EventCount", int)
+Seconds = NewType("Seconds", float)
 
 
 class ItemType(enum.Enum):
@@ -74,16 +85,37 @@ class ScriptItem:
     ``custom_tool_call`` uses ``name`` and ``input``.
     """
 
-    type: ItemType
-    text: str | None = None
-    cmd: str | None = None
-    workdir: str | None = None
-    yield_time_ms: int | None = None
-    expect_exit_code: int | None = None
-    patch: str | None = None
-    name: str | None = None
-    arguments: str | None = None
-    input: str | None = None
+    type: ItemType = attrs.field(metadata=doc("What the item is; it decides the other fields."))
+    text: str | None = attrs.field(
+        default=None, metadata=doc("`reasoning` and `message` (required there).")
+    )
+    cmd: str | None = attrs.field(
+        default=None, metadata=doc("`exec_command`: the command (required there).")
+    )
+    workdir: str | None = attrs.field(
+        default=None, metadata=doc("`exec_command`: the directory to run it in.")
+    )
+    yield_time_ms: int | None = attrs.field(
+        default=None, metadata=doc("`exec_command`: how long Codex waits for its output.")
+    )
+    expect_exit_code: ExitStatus | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "`exec_command`: the exit status the next request must report, or the turn fails."
+        ),
+    )
+    patch: str | None = attrs.field(
+        default=None, metadata=doc("`apply_patch`: the patch text (required there).")
+    )
+    name: str | None = attrs.field(
+        default=None, metadata=doc("`function_call` and `custom_tool_call`: the tool (required).")
+    )
+    arguments: str | None = attrs.field(
+        default=None, metadata=doc("`function_call`: its arguments as JSON text (required).")
+    )
+    input: str | None = attrs.field(
+        default=None, metadata=doc("`custom_tool_call`: its input text (required).")
+    )
 
     def required_fields(self) -> tuple[str, ...]:
         """The fields this item type needs."""
@@ -115,32 +147,79 @@ class Fault:
     ``response.failed`` event carrying ``code`` and ``message``.
     """
 
-    kind: FaultKind
-    retry_after_seconds: float | None = None
-    after_events: int = 1
-    seconds: float = 30.0
-    code: str = "server_error"
-    message: str = "scripted failure"
+    kind: FaultKind = attrs.field(metadata=doc("What goes wrong."))
+    retry_after_seconds: Seconds | None = attrs.field(
+        default=None, metadata=doc("`http_429`, `http_503`: the `retry-after` header sent.")
+    )
+    after_events: EventCount = attrs.field(
+        default=EventCount(1), metadata=doc("`drop`, `stall`: SSE events sent first (default 1).")
+    )
+    seconds: Seconds = attrs.field(
+        default=Seconds(30.0), metadata=doc("`stall`: how long it stays silent (default 30).")
+    )
+    code: str = attrs.field(
+        default="server_error",
+        metadata=doc("`response_failed`: the error code (default `server_error`)."),
+    )
+    message: str = attrs.field(
+        default="scripted failure",
+        metadata=doc(
+            "The error message of `response_failed` and of the HTTP faults "
+            "(default `scripted failure`)."
+        ),
+    )
 
 
 @attrs.frozen
 class Step:
     """One model response and the faults its attempts meet first."""
 
-    output: tuple[ScriptItem, ...]
-    faults: tuple[Fault, ...] = ()
-    note: str | None = None
+    output: tuple[ScriptItem, ...] = attrs.field(
+        metadata=doc("The response's items, in order; at least one, at most one tool call.")
+    )
+    faults: tuple[Fault, ...] = attrs.field(
+        default=(), metadata=doc("One per attempt at this step, first attempt first.")
+    )
+    note: str | None = attrs.field(default=None, metadata=doc("For the reader; never sent."))
 
 
 @attrs.frozen
 class Script:
     """A replay script (``hpbench.replay.v1``)."""
 
-    schema_version: int
-    name: str
-    steps: tuple[Step, ...]
-    description: str | None = None
-    turn_state: bool = True
+    schema_version: ScriptVersion = attrs.field(metadata=doc("Always 1."))
+    name: str = attrs.field(metadata=doc("The script's name (the arm's, for a task)."))
+    steps: tuple[Step, ...] = attrs.field(
+        metadata=doc("One per model response, in the order a run asks for them; at least one.")
+    )
+    description: str | None = attrs.field(default=None, metadata=doc("For the reader."))
+    turn_state: bool = attrs.field(
+        default=True,
+        metadata=doc(
+            "Whether the provider's 200 responses carry the turn's `x-codex-turn-state` "
+            "header (default true)."
+        ),
+    )
+
+
+CONTRACT = schemagen.Contract(
+    schema_file=SCHEMA_FILE,
+    roots=(Script,),
+    docs=schemagen.DocsTables(
+        Path("docs/reference-equipment.md"),
+        "<!-- replay-fields:begin (generated by `hpbench schemas --write`) -->",
+        "<!-- replay-fields:end -->",
+    ),
+    named_types={
+        ScriptVersion: schemagen.NamedType({"const": SCHEMA_VERSION}, f"`{SCHEMA_VERSION}`"),
+        ExitStatus: schemagen.NamedType(
+            {"type": "integer", "minimum": 0, "maximum": 255}, "integer from 0 to 255"
+        ),
+        EventCount: schemagen.NamedType({"type": "integer", "minimum": 0}, "integer ≥ 0"),
+        Seconds: schemagen.NamedType({"type": "number", "minimum": 0}, "number ≥ 0"),
+    },
+    defaults_optional=True,
+)
 
 
 _CONVERTER = make_converter()

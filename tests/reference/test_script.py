@@ -7,16 +7,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from hpbench import schemagen
 from hpbench.errors import ContractError
 from hpbench.reference._render import render_step
-from hpbench.reference.script import FaultKind, ItemType, load_script, parse_script
+from hpbench.reference.script import CONTRACT, FaultKind, ItemType, load_script, parse_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(
-    [*(ROOT / "tests" / "data" / "replay").glob("*.json"), *ROOT.glob("tasks/*/replay/*.json")]
+    [
+        *(ROOT / "tests" / "data" / "replay").glob("*.json"),
+        *(ROOT / "tests" / "data" / "e2e").glob("*/*.json"),
+        *ROOT.glob("tasks/*/replay/*.json"),
+    ]
 )
+SCHEMA_FILE = ROOT / "contrib" / "schemas" / "hpbench.replay.v1.schema.json"
 
 VALID: dict[str, Any] = {
     "schema_version": 1,
@@ -147,7 +154,73 @@ class TestRender:
         assert "fc_3_0" == call["id"]
 
 
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+
+
+def schema_errors(validator: jsonschema.Draft202012Validator, value: Any) -> list[str]:
+    return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(value)]
+
+
+def test_shipped_scripts_are_found():
+    """The list below covers the suite's scripts, the e2e scenarios' and each task's."""
+    names = {path.relative_to(ROOT).parts[:3] for path in SHIPPED}
+    assert ("tests", "data", "replay") in names
+    assert ("tests", "data", "e2e") in names
+    assert any(path.parts[-2] == "replay" and "tasks" in path.parts for path in SHIPPED)
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
-def test_shipped_scripts_load(path: Path):
-    """Every script in tests/data/replay and tasks/*/replay is valid."""
+def test_shipped_scripts_load(path: Path, validator: jsonschema.Draft202012Validator):
+    """Every script in tests/data/replay, tests/data/e2e and tasks/*/replay is valid: it loads,
+    and it is valid against the published schema."""
     assert load_script(path).steps
+    assert [] == schema_errors(validator, json.loads(path.read_text(encoding="utf-8")))
+
+
+class TestSchema:
+    def test_schema_is_generated_from_the_model(self):
+        """The file is exactly what the model generates (hpbench schemas --write)."""
+        assert schemagen.schema_of(CONTRACT) == json.loads(SCHEMA_FILE.read_text("utf-8"))
+
+    def test_defaulted_fields_may_be_left_out(self, validator: jsonschema.Draft202012Validator):
+        """A script names only what it needs: defaults are optional, the rest required."""
+        assert [] == schema_errors(validator, VALID)
+        for key in ("schema_version", "name", "steps"):
+            missing = {k: v for k, v in VALID.items() if k != key}
+            assert [f"$: '{key}' is a required property"] == schema_errors(validator, missing)
+        step = changed(["steps", 0], {"faults": []})
+        assert ["$.steps[0]: 'output' is a required property"] == schema_errors(validator, step)
+
+    @pytest.mark.parametrize(
+        ("path", "value", "where"),
+        [
+            (["schema_version"], 2, "$.schema_version"),
+            (["name"], None, "$.name"),
+            (["turn_state"], "yes", "$.turn_state"),
+            (["surprise"], 1, "$"),
+            (["steps", 1, "surprise"], True, "$.steps[1]"),
+            (["steps", 0, "output", 0, "type"], "shell", "$.steps[0].output[0].type"),
+            (["steps", 0, "output", 0, "expect_exit_code"], 256, "$.steps[0].output[0]"),
+            (["steps", 0, "output", 0, "expect_exit_code"], -1, "$.steps[0].output[0]"),
+            (["steps", 0, "output", 0, "expect_exit_code"], True, "$.steps[0].output[0]"),
+            (["steps", 0, "output", 0, "yield_time_ms"], 1.5, "$.steps[0].output[0]"),
+            (["steps", 1, "faults", 0, "kind"], "http_418", "$.steps[1].faults[0].kind"),
+            (["steps", 1, "faults", 0, "seconds"], -1, "$.steps[1].faults[0].seconds"),
+            (["steps", 1, "faults", 0, "after_events"], -1, "$.steps[1].faults[0].after_events"),
+            (["steps", 1, "faults", 0, "retry_after_seconds"], -0.5, "$.steps[1].faults[0]"),
+        ],
+    )
+    def test_schema_refuses_what_loading_refuses(
+        self,
+        validator: jsonschema.Draft202012Validator,
+        path: list[str | int],
+        value: Any,
+        where: str,
+    ):
+        """Each damage the schema refuses at its place, loading refuses too."""
+        data = changed(path, value)
+        assert any(error.startswith(where) for error in schema_errors(validator, data))
+        with pytest.raises(ContractError):
+            parse_script(data)

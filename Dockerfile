@@ -160,8 +160,11 @@ ENV PATH=/opt/hpbench/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 USER hpbench
 WORKDIR /home/hpbench
 
+# The reference router follows the router image contract (docs/router-contract.md): its
+# entrypoint is the router, and the topology passes it only the contract's flags.
 FROM python AS router
 LABEL org.hpbench.role=router
+ENTRYPOINT ["python3", "-m", "hpbench.reference.router"]
 
 FROM python AS provider
 LABEL org.hpbench.role=provider

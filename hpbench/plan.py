@@ -38,7 +38,7 @@ from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
 from hpbench.rundir import Arm, RunLayout
-from hpbench.settings import Settings, settings_from_env
+from hpbench.settings import Settings, reference_router_image, settings_from_env
 from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
 from hpbench.task.manifest import Task
 
@@ -68,6 +68,9 @@ class RunPlan(Settings):
 
     schema: str = attrs.field(default=PLAN_SCHEMA, validator=attrs.validators.in_((PLAN_SCHEMA,)))
     run_id: str = attrs.field(metadata=schemagen.doc("the run directory's name"))
+    reference_router_image: str = attrs.field(
+        metadata=schemagen.doc("the reference router's image (test equipment) in this engine")
+    )
     fingerprint: str = attrs.field(metadata=schemagen.doc("the task's sha256 fingerprint"))
     task_directory: str
     prompt_file: str = attrs.field(metadata=schemagen.doc("the visible prompt Codex receives"))
@@ -141,6 +144,18 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
         lambda _, layout: str(layout.grader_spec),
         ("grader", "grader_memory", "grader_cpus", "grader_pids"),
         (_LIB + "bench-grade", _LIB + "bench-gomodcache", _LIB + "bench-prepare"),
+    ),
+    ShellVariable(
+        "HPBENCH_CONTROL_ROUTER_IMAGE",
+        lambda p, _: p.control_router_image,
+        ("control_router_image",),
+        ("compose.yaml", _LIB + "bench-lib.sh"),
+    ),
+    ShellVariable(
+        "HPBENCH_HPATCH_ROUTER_IMAGE",
+        lambda p, _: p.hpatch_router_image,
+        ("hpatch_router_image",),
+        ("compose.yaml", _LIB + "bench-lib.sh"),
     ),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
@@ -255,12 +270,13 @@ def _copy_replay(source: Path, layout: RunLayout) -> None:
             (Path(directory) / name).chmod(0o644)
 
 
-def build_plan(settings: Settings, task: Task, run_id: str) -> RunPlan:
+def build_plan(settings: Settings, task: Task, run_id: str, reference_image: str) -> RunPlan:
     """The plan of one run from its checked settings and its loaded task."""
     manifest = task.manifest
     return RunPlan(
         **attrs.asdict(settings, recurse=False),
         run_id=run_id,
+        reference_router_image=reference_image,
         fingerprint=task_fingerprint(task),
         task_directory=str(task.directory.resolve()),
         prompt_file=str(task.prompt_path.resolve()),
@@ -299,7 +315,7 @@ def write_plan(
     settings = settings_from_env(mode, env)
     task = load(settings.task)
     layout = RunLayout(run_dir)
-    plan = build_plan(settings, task, run_dir.name)
+    plan = build_plan(settings, task, run_dir.name, reference_router_image(env))
     if plan.offline_demo:
         _copy_replay(replay_dir or task.directory / "replay", layout)
     elif replay_dir is not None:

@@ -33,9 +33,7 @@ KNOWN_MODES = (
 )
 API_KEY_VARIABLES = ("HPBENCH_API_KEY", "OPENAI_API_KEY")
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-# Router images are not wired into the topology yet (it runs the reference router):
-# a setting that would be recorded but reach nothing is refused instead.
-UNWIRED_VARIABLES = ("CONTROL_ROUTER_IMAGE", "HPATCH_ROUTER_IMAGE")
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$")
 MAX_REPETITIONS = 16
 # Container runtimes an agent may run under: runc (Docker's default) or gVisor's runsc,
 # which bench.sh accepts only when the engine lists it (docker info).
@@ -61,6 +59,8 @@ class Settings:
     provider: str
     offline_demo: bool
     enforce_no_edit_loops: bool
+    control_router_image: str
+    hpatch_router_image: str
     agent_memory: str = "4g"
     agent_cpus: str = "1"
     agent_pids: int = 1024
@@ -167,6 +167,49 @@ def _provider(env: Mapping[str, str]) -> tuple[str, bool, list[Finding]]:
     return value, False, findings
 
 
+def reference_router_image(env: Mapping[str, str]) -> str:
+    """The reference router's image (test equipment), as bench-images tags it."""
+    return f"hpbench-router:{env.get('HPBENCH_IMAGE_TAG', '').strip() or 'local'}"
+
+
+def _router_images(env: Mapping[str, str], offline: bool) -> tuple[dict[str, str], list[Finding]]:
+    """Each arm's router image (docs/router-contract.md).
+
+    The treatment names its image (offline: the reference router's by default); the
+    control defaults to the treatment's image, which it runs in passthrough mode. A real
+    run never measures the reference router, in either arm.
+    """
+    reference = reference_router_image(env)
+    findings = []
+    hpatch = env.get("HPATCH_ROUTER_IMAGE", "").strip() or (reference if offline else "")
+    if not hpatch:
+        findings.append(
+            Finding(
+                "settings.image",
+                "a real run measures your router: name its image (the reference router is "
+                "test equipment)",
+                field="HPATCH_ROUTER_IMAGE",
+            )
+        )
+    images = {"hpatch": hpatch, "control": env.get("CONTROL_ROUTER_IMAGE", "").strip() or hpatch}
+    for arm, image in images.items():
+        name = f"{arm.upper()}_ROUTER_IMAGE"
+        if image and not _IMAGE.match(image):
+            findings.append(
+                Finding("settings.image", f"not an image reference: {image!r}", field=name)
+            )
+        elif image and image == reference and not offline:
+            findings.append(
+                Finding(
+                    "settings.image",
+                    f"{image} is the reference router, test equipment: a real run never "
+                    "measures it",
+                    field=name,
+                )
+            )
+    return images, findings
+
+
 def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     """Check and normalize the settings of a run of ``mode``.
 
@@ -204,18 +247,10 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
             )
         )
     timeout = keep(_integer(env, "AGENT_TIMEOUT", 1800, 30, 14_400))
-    for name in UNWIRED_VARIABLES:
-        if env.get(name, "").strip():
-            findings.append(
-                Finding(
-                    "settings.unavailable",
-                    "this version runs the reference router in both arms; a router image "
-                    "setting would reach nothing, so it is refused (unset it)",
-                    field=name,
-                )
-            )
     provider, offline, provider_findings = _provider(env)
     findings += provider_findings
+    images, image_findings = _router_images(env, offline)
+    findings += image_findings
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
@@ -240,6 +275,8 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         agent_timeout_seconds=timeout,
         provider=provider,
         offline_demo=offline,
+        control_router_image=images["control"],
+        hpatch_router_image=images["hpatch"],
         enforce_no_edit_loops=enforce == "true",
         # The one pin of the Codex version: contrib/codex/pins.toml (images and
         # provisioning read it too).

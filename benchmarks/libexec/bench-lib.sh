@@ -101,6 +101,18 @@ plan_run() {
     rm -rf -- "${RUN_DIR}"
     abort "AGENT_RUNTIME=${HPBENCH_AGENT_RUNTIME}: the Docker engine has no such runtime (docker info lists its runtimes)"
   fi
+  # hpbench never pulls: a router image other than the reference router's (which
+  # bench-images builds) must already be in the local engine.
+  # The treatment's first: the control's defaults to it (and is then checked with it).
+  local arm image
+  for arm in "HPATCH ${HPBENCH_HPATCH_ROUTER_IMAGE}" "CONTROL ${HPBENCH_CONTROL_ROUTER_IMAGE}"; do
+    read -r arm image <<<"${arm}"
+    [[ "${image}" == "hpbench-router:${HPBENCH_IMAGE_TAG}" ]] && continue
+    if ! docker image inspect "${image}" >/dev/null 2>&1; then
+      rm -rf -- "${RUN_DIR}"
+      abort "${arm}_ROUTER_IMAGE=${image}: no such image in the local Docker engine (hpbench never pulls; build or load it first)"
+    fi
+  done
 }
 
 # --- What agents mount, at paths that name nothing ---

@@ -28,11 +28,19 @@ CONVENTIONAL_ALPHA = 0.05
 def _banner(run: dict[str, Any]) -> list[str]:
     lines = [f"# hpbench: {run['task']} ({run['mode']})", ""]
     if run.get("offline_demo"):
-        lines += [
-            "> **Offline demo.** The model is the scripted provider and the routers are the",
-            "> reference router: this run measures the harness, not a model or a router.",
-            "",
-        ]
+        images = {run["control_router_image"], run["hpatch_router_image"]}
+        if images == {run["reference_router_image"]}:
+            routers = (
+                "the routers are the reference router: this run measures the harness, "
+                "not a model or a router."
+            )
+        else:
+            routers = (
+                f"the routers are {run['control_router_image']} (control) and "
+                f"{run['hpatch_router_image']} (hpatch): this run measures the harness, "
+                "not a model."
+            )
+        lines += ["> **Offline demo.** The model is the scripted provider and " + routers, ""]
     lines += table(
         ("setting", "value"),
         [

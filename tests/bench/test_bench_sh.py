@@ -93,3 +93,14 @@ class TestContainmentSettings:
         assert 1 == result.returncode
         assert "AGENT_RUNTIME=runsc: the Docker engine has no such runtime" in result.stderr
         assert [] == list(tmp_path.iterdir())
+
+    @pytest.mark.docker
+    @pytest.mark.parametrize("setting", ["HPATCH_ROUTER_IMAGE", "CONTROL_ROUTER_IMAGE"])
+    def test_an_absent_router_image_is_refused_by_name(self, tmp_path: Path, setting: str) -> None:
+        """hpbench never pulls: a router image the engine lacks stops the run before any run
+        directory, image build or topology, naming the setting and the image."""
+        image = "hpbench-absent/router:nope"
+        result = bench("paired", RUNS_DIR=str(tmp_path), **{setting: image})
+        assert 1 == result.returncode
+        assert f"{setting}={image}: no such image" in result.stderr
+        assert [] == list(tmp_path.iterdir())

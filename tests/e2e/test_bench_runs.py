@@ -8,6 +8,7 @@ Compose projects behind.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -137,3 +138,52 @@ class TestCancellation:
         assert (run_dir / "results.jsonl").is_file()
         assert (run_dir / "summary.md").is_file()
         assert (run_dir / "attempts" / "1-control" / "codex.jsonl").is_file()
+
+
+# A router image of another make: its own entrypoint (a shell wrapper) leaves a mark in
+# the capture directory it was given, then hands the contract's flags to a router.
+OTHER_ROUTER_DOCKERFILE = """\
+FROM hpbench-router:{tag}
+USER root
+RUN printf '%s\\n' '#!/bin/sh' \\
+      'printf "other-router %s\\n" "$*" >/capture/entrypoint.txt' \\
+      'exec python3 -m hpbench.reference.router "$@"' >/usr/local/bin/other-router \\
+    && chmod 0755 /usr/local/bin/other-router
+USER hpbench
+ENTRYPOINT ["/usr/local/bin/other-router"]
+"""
+
+
+class TestRouterPlugIn:
+    def test_a_named_router_image_runs_with_the_contract_flags(self, runs_dir: Path) -> None:
+        """HPATCH_ROUTER_IMAGE names an image with another entrypoint: both arms run it (the
+        control defaults to the treatment's image, in passthrough mode), each given exactly
+        the contract's flags, and the summary names it instead of the reference router."""
+        tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
+        image = f"hpbench-e2e/other-router:{tag}"
+        built = subprocess.run(
+            ["docker", "build", "--quiet", "--tag", image, "-"],
+            input=OTHER_ROUTER_DOCKERFILE.format(tag=tag),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert 0 == built.returncode, built.stderr
+        try:
+            result, run_dir = bench("paired", runs_dir, HPATCH_ROUTER_IMAGE=image)
+        finally:
+            subprocess.run(
+                ["docker", "image", "rm", "--force", image], capture_output=True, check=False
+            )
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        for arm, mode in (("control", "passthrough"), ("hpatch", "hpatch")):
+            mark = (run_dir / "routers" / f"1-{arm}" / "capture" / "entrypoint.txt").read_text()
+            assert mark.startswith("other-router --listen 0.0.0.0:8080 --capture-output /capture")
+            assert (
+                f"--mode {mode} --protocol native --upstream http://provider:8080/{arm}/v1" in mark
+            )
+        summary = (run_dir / "summary.md").read_text()
+        assert f"the routers are {image} (control) and {image} (hpatch)" in summary
+        assert f"routers: control {image}, hpatch {image}" in result.stderr

@@ -65,13 +65,12 @@ class TestWritten:
         assert {"AGENT_MEMORY", "REPETITIONS"} <= fields
         assert [] == list(run_dir.iterdir())
 
-    def test_a_router_image_is_refused_not_ignored(self, tmp_path: Path) -> None:
-        """A router image setting would reach nothing in this version: refused by name."""
-        with pytest.raises(ContractError) as caught:
-            _plan(tmp_path / "run", {"HPATCH_ROUTER_IMAGE": "example/router:1"})
-        assert [("settings.unavailable", "HPATCH_ROUTER_IMAGE")] == [
-            (f.code, f.field) for f in caught.value.findings
-        ]
+    def test_router_images_reach_compose(self, tmp_path: Path) -> None:
+        """Each arm's router image is a plan.env variable compose.yaml runs."""
+        _plan(tmp_path / "run", {"HPATCH_ROUTER_IMAGE": "example/router:1"})
+        text = RunLayout(tmp_path / "run").plan_env.read_text()
+        assert "export HPBENCH_HPATCH_ROUTER_IMAGE=example/router:1" in text
+        assert "export HPBENCH_CONTROL_ROUTER_IMAGE=example/router:1" in text
 
     def test_offline_without_replay_scripts_is_refused(self, tmp_path: Path) -> None:
         tasks = tmp_path / "tasks"
@@ -84,15 +83,23 @@ class TestWritten:
         """Other replay scripts with a real provider are refused."""
         run_dir = tmp_path / "run"
         run_dir.mkdir()
-        env = {"PROVIDER": "https://responses.example/v1", "HPBENCH_API_KEY": "k"}
-        with pytest.raises(HpbenchError, match="test equipment"):
+        env = {
+            "PROVIDER": "https://responses.example/v1",
+            "HPBENCH_API_KEY": "k",
+            "HPATCH_ROUTER_IMAGE": "example/router:1",
+        }
+        with pytest.raises(HpbenchError, match="HPBENCH_REPLAY_DIR is test equipment"):
             write_plan(
                 "paired", run_dir, env, lambda t: load_task(t, TASKS_DIR), tmp_path / "replay"
             )
 
     def test_a_real_provider_reaches_both_routers(self, tmp_path: Path) -> None:
         """With a real provider both routers' upstream is it and egress leaves the host."""
-        env = {"PROVIDER": "https://responses.example/v1", "HPBENCH_API_KEY": "sk-secret-value"}
+        env = {
+            "PROVIDER": "https://responses.example/v1",
+            "HPBENCH_API_KEY": "sk-secret-value",
+            "HPATCH_ROUTER_IMAGE": "example/router:1",
+        }
         _plan(tmp_path / "run", env)
         text = RunLayout(tmp_path / "run").plan_env.read_text()
         written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]

@@ -55,6 +55,32 @@ class TestDefaults:
         )
         assert ("2g", "2", 300) == (chosen.grader_memory, chosen.grader_cpus, chosen.grader_pids)
 
+    def test_router_images(self) -> None:
+        """Offline both arms default to the reference router's image (tagged as built); the
+        control arm defaults to the treatment's image, which it runs in passthrough mode."""
+        offline = settings_from_env("paired", {"HPBENCH_IMAGE_TAG": "ci"})
+        assert ("hpbench-router:ci", "hpbench-router:ci") == (
+            offline.control_router_image,
+            offline.hpatch_router_image,
+        )
+        real = settings_from_env(
+            "paired",
+            {
+                "PROVIDER": "https://p.example.invalid/v1",
+                "OPENAI_API_KEY": "k",
+                "HPATCH_ROUTER_IMAGE": "example/router:1",
+            },
+        )
+        assert ("example/router:1", "example/router:1") == (
+            real.control_router_image,
+            real.hpatch_router_image,
+        )
+        chosen = settings_from_env("paired", {"CONTROL_ROUTER_IMAGE": "example/stock:2"})
+        assert ("example/stock:2", "hpbench-router:local") == (
+            chosen.control_router_image,
+            chosen.hpatch_router_image,
+        )
+
     def test_control_only_has_one_arm(self) -> None:
         """control-only schedules the control arm alone."""
         assert ("control",) == settings_from_env("control-only", {}).arms
@@ -64,6 +90,7 @@ class TestDefaults:
         env = {
             "PROVIDER": "https://models.example.invalid/v1",
             "HPBENCH_API_KEY": "sk-secret-value",
+            "HPATCH_ROUTER_IMAGE": "example/router:1",
         }
         settings = settings_from_env("paired", env)
         assert not settings.offline_demo
@@ -80,8 +107,40 @@ class TestDefaults:
         ("paired", {"AGENT_TIMEOUT": "5"}, "AGENT_TIMEOUT", "30 to 14400"),
         ("paired", {"EFFORT": "max"}, "EFFORT", "medium"),
         ("paired", {"MODEL": "gpt 6"}, "MODEL", "model slug"),
-        ("paired", {"CONTROL_ROUTER_IMAGE": "Bad Image"}, "CONTROL_ROUTER_IMAGE", "reach nothing"),
-        ("paired", {"HPATCH_ROUTER_IMAGE": "r:1"}, "HPATCH_ROUTER_IMAGE", "reference router"),
+        (
+            "paired",
+            {"CONTROL_ROUTER_IMAGE": "Bad Image"},
+            "CONTROL_ROUTER_IMAGE",
+            "image reference",
+        ),
+        ("paired", {"HPATCH_ROUTER_IMAGE": "Bad Image"}, "HPATCH_ROUTER_IMAGE", "image reference"),
+        (
+            "paired",
+            {"PROVIDER": "https://p.example.invalid/v1", "HPBENCH_API_KEY": "k"},
+            "HPATCH_ROUTER_IMAGE",
+            "name its image",
+        ),
+        (
+            "paired",
+            {
+                "PROVIDER": "https://p.example.invalid/v1",
+                "HPBENCH_API_KEY": "k",
+                "HPATCH_ROUTER_IMAGE": "hpbench-router:local",
+            },
+            "HPATCH_ROUTER_IMAGE",
+            "never measures it",
+        ),
+        (
+            "paired",
+            {
+                "PROVIDER": "https://p.example.invalid/v1",
+                "HPBENCH_API_KEY": "k",
+                "HPATCH_ROUTER_IMAGE": "example/router:1",
+                "CONTROL_ROUTER_IMAGE": "hpbench-router:local",
+            },
+            "CONTROL_ROUTER_IMAGE",
+            "never measures it",
+        ),
         ("paired", {"PROVIDER": "ftp://x"}, "PROVIDER", "http(s) URL"),
         ("paired", {"PROVIDER": "https://p.example.invalid/v1"}, "PROVIDER", "API key"),
         ("paired", {"HPBENCH_API_KEY": "k"}, "PROVIDER", "names no endpoint"),

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import build_images_once
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BENCH = REPO_ROOT / "benchmarks" / "bench.sh"
 SCENARIOS = REPO_ROOT / "tests" / "data" / "e2e"
@@ -70,5 +72,8 @@ def bench(mode: str, runs_dir: Path, **extra: str) -> tuple[subprocess.Completed
 
 @pytest.fixture(scope="module")
 def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A runs directory shared by a module's runs."""
+    """A runs directory shared by a module's runs, once this tree's images are built:
+    the runs skip the build (HPBENCH_SKIP_BUILD), which must never find images of an
+    older tree (whichever e2e module runs first)."""
+    build_images_once()
     yield tmp_path_factory.mktemp("runs")

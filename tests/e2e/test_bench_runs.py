@@ -40,7 +40,6 @@ class TestOfflineDemo:
         and the harness starts Python at most 8 + 3 x 2 times (the run plan's target)."""
         venv = counting_venv(tmp_path / "venv", REPO_ROOT / ".venv")
         env = bench_env(runs_dir, REPETITIONS="2", HPBENCH_VENV=str(venv))
-        env.pop("HPBENCH_SKIP_BUILD")  # the first run of the session builds the images
         result = subprocess.run(
             [str(BENCH)], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT, check=False
         )

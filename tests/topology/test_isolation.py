@@ -152,7 +152,8 @@ class TestFaultsAreCaught:
 class TestReadiness:
     def test_a_service_that_never_listens_is_named(self, topology: Any) -> None:
         """A running sentinel that does not listen: bench-ready gives up and names it."""
-        topology.override("mute.yaml", "services:\n  sentinel:\n    entrypoint: [sleep, infinity]\n")
+        mute = "services:\n  sentinel:\n    entrypoint: [sleep, infinity]\n"
+        topology.override("mute.yaml", mute)
         topology.up(ready=False)
         done = topology.ready("3")
         assert 1 == done.returncode

@@ -20,7 +20,6 @@ goes, so a setting nothing reads fails a test (tests/plan/).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -39,7 +38,7 @@ from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
 from hpbench.rundir import Arm, RunLayout
 from hpbench.settings import Settings, reference_router_image, settings_from_env
-from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
+from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
 from hpbench.task.manifest import Task
 
 PLAN_SCHEMA = "hpbench.run.v2"
@@ -120,9 +119,11 @@ def _field(name: str, *consumers: str) -> ShellVariable:
     return ShellVariable(f"BENCH_{name.upper()}", value, (name,), consumers)
 
 
-def _compose(name: str, field: str) -> ShellVariable:
-    """``HPBENCH_<NAME>``: a plan field compose.yaml substitutes."""
-    return ShellVariable(name, lambda p, _: str(getattr(p, field)), (field,), ("compose.yaml",))
+def _compose(name: str, field: str, *consumers: str) -> ShellVariable:
+    """``HPBENCH_<NAME>``: a plan field compose.yaml substitutes (and others may read)."""
+    return ShellVariable(
+        name, lambda p, _: str(getattr(p, field)), (field,), ("compose.yaml", *consumers)
+    )
 
 
 _LIB = "benchmarks/libexec/"
@@ -145,27 +146,13 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
         ("grader", "grader_memory", "grader_cpus", "grader_pids"),
         (_LIB + "bench-grade", _LIB + "bench-gomodcache", _LIB + "bench-prepare"),
     ),
-    ShellVariable(
-        "HPBENCH_CONTROL_ROUTER_IMAGE",
-        lambda p, _: p.control_router_image,
-        ("control_router_image",),
-        ("compose.yaml", _LIB + "bench-lib.sh"),
-    ),
-    ShellVariable(
-        "HPBENCH_HPATCH_ROUTER_IMAGE",
-        lambda p, _: p.hpatch_router_image,
-        ("hpatch_router_image",),
-        ("compose.yaml", _LIB + "bench-lib.sh"),
-    ),
+    _field("reference_router_image", _LIB + "bench-lib.sh", _LIB + "bench-paired"),
+    _compose("HPBENCH_CONTROL_ROUTER_IMAGE", "control_router_image", _LIB + "bench-lib.sh"),
+    _compose("HPBENCH_HPATCH_ROUTER_IMAGE", "hpatch_router_image", _LIB + "bench-lib.sh"),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
     _compose("HPBENCH_AGENT_PIDS", "agent_pids"),
-    ShellVariable(
-        "HPBENCH_AGENT_RUNTIME",
-        lambda p, _: p.agent_runtime,
-        ("agent_runtime",),
-        ("compose.yaml", _LIB + "bench-lib.sh"),
-    ),
+    _compose("HPBENCH_AGENT_RUNTIME", "agent_runtime", _LIB + "bench-lib.sh"),
     ShellVariable(
         "HPBENCH_CONTROL_UPSTREAM", _upstream(Arm.CONTROL), ("provider",), ("compose.yaml",)
     ),
@@ -326,13 +313,7 @@ def write_plan(
         raise HpbenchError(msg)
     write_grader_spec(task, layout.grader_spec, GraderCaps.of(settings))
     _write_codex_configs(plan, layout)
-    write_atomic(
-        layout.fingerprint_inputs,
-        "".join(
-            f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.resolve()}\n"
-            for _, path in fingerprint_inputs(task)
-        ),
-    )
+    write_atomic(layout.fingerprint_inputs, fingerprint_check_lines(task))
     write_run_json(layout, plan)
     write_atomic(layout.plan_env, plan_env(plan, layout))
     return plan

@@ -107,7 +107,7 @@ plan_run() {
   local arm image
   for arm in "HPATCH ${HPBENCH_HPATCH_ROUTER_IMAGE}" "CONTROL ${HPBENCH_CONTROL_ROUTER_IMAGE}"; do
     read -r arm image <<<"${arm}"
-    [[ "${image}" == "hpbench-router:${HPBENCH_IMAGE_TAG}" ]] && continue
+    [[ "${image}" == "${BENCH_REFERENCE_ROUTER_IMAGE}" ]] && continue
     if ! docker image inspect "${image}" >/dev/null 2>&1; then
       rm -rf -- "${RUN_DIR}"
       abort "${arm}_ROUTER_IMAGE=${image}: no such image in the local Docker engine (hpbench never pulls; build or load it first)"

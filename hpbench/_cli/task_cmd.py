@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
 from hpbench.errors import HpbenchError
 from hpbench.plan import write_grader_spec
-from hpbench.task.fingerprint import fingerprint_inputs, task_fingerprint
+from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
 from hpbench.task.history import build_history
 from hpbench.task.manifest import Task
 from hpbench.task.registry import default_tasks_dir, load_task, task_ids
@@ -188,9 +187,7 @@ def fingerprint_command(args: argparse.Namespace) -> int:
     if args.inputs:
         # The shell rechecks these with sha256sum during a run: any changed byte
         # of any input changes its line, without a Python start per check.
-        for _, path in fingerprint_inputs(task):
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            print_raw(f"{digest}  {path.resolve()}")
+        print_raw(fingerprint_check_lines(task).rstrip("\n"))
         return EXIT_OK
     value = task_fingerprint(task)
     if args.json:

@@ -37,3 +37,12 @@ def task_fingerprint(task: Task) -> str:
         digest.update(len(encoded).to_bytes(8, "big") + encoded)
         digest.update(len(data).to_bytes(8, "big") + data)
     return FINGERPRINT_PREFIX + digest.hexdigest()
+
+
+def fingerprint_check_lines(task: Task) -> str:
+    """``sha256sum -c`` lines of every input (``<hex>  <absolute path>``): the shell rechecks
+    them during a run without starting Python."""
+    return "".join(
+        f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.resolve()}\n"
+        for _, path in fingerprint_inputs(task)
+    )

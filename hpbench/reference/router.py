@@ -42,12 +42,14 @@ what it records :mod:`hpbench.reference._observe`.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
 
+from hpbench import __version__
 from hpbench._logging import configure
 from hpbench.capture import CaptureWriter, Protocol, RouterMode
 from hpbench.reference import _server
@@ -55,6 +57,21 @@ from hpbench.reference._relay import Router
 from hpbench.reference._upstream import Upstream
 
 log = structlog.get_logger("hpbench.reference.router")
+
+# What ``--version`` reports (docs/router-contract.md): the report names this router as
+# test equipment by this name, whatever its image is tagged.
+NAME = "hpbench-reference-router"
+
+
+class _Identity(argparse.Action):
+    """``--version``: one JSON line ``{"name": …, "version": …}`` and exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the router's identity")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(json.dumps({"name": NAME, "version": __version__}) + "\n")
+        parser.exit(0)
 
 
 def _non_negative(text: str) -> int:
@@ -71,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m hpbench.reference.router",
         description="Reference router (test equipment): streaming relay plus capture.",
     )
+    parser.add_argument("--version", action=_Identity)
     _server.add_listener_arguments(parser)
     parser.add_argument("--capture-output", required=True, type=Path, metavar="DIR")
     parser.add_argument("--mode", required=True, choices=[m.value for m in RouterMode])

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
+from hpbench import __version__
 from hpbench._jsonio import canonical_json
 from hpbench.capture.validator import validate_capture
 from hpbench.reference import health
@@ -428,3 +429,29 @@ class TestCommandLine:
             check=False,
         )
         assert 2 == result.returncode, result.stderr
+
+
+class TestIdentity:
+    """``--version``: the identity the report's "What ran" table names (router contract)."""
+
+    def test_version_prints_one_json_line_and_exits_zero(self):
+        done = subprocess.run(
+            [sys.executable, "-m", "hpbench.reference.router", "--version"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert len(lines) == 1
+        assert json.loads(lines[0]) == {"name": "hpbench-reference-router", "version": __version__}
+
+    def test_without_version_the_contract_flags_stay_required(self):
+        done = subprocess.run(
+            [sys.executable, "-m", "hpbench.reference.router", "--listen", "127.0.0.1:0"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert "--capture-output" in done.stderr

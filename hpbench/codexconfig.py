@@ -115,6 +115,9 @@ class CodexConfig:
     reasoning_effort: ReasoningEffort | None = ReasoningEffort.MEDIUM
     provider_id: str = attrs.field(default="hpbench", validator=_check_provider_id)
     env_key: str = attrs.field(default="HPBENCH_API_KEY", validator=_check_env_key)
+    # With a Codex auth.json (CODEX_AUTH_FILE) instead of an environment key, Codex sends
+    # the file's API key to the provider (``requires_openai_auth``) and no env_key is set.
+    auth_file: bool = False
     model_instructions_file: str | None = attrs.field(default=None, validator=_check_absolute)
     model_catalog_json: str | None = attrs.field(default=None, validator=_check_absolute)
     request_max_retries: int = attrs.field(
@@ -173,7 +176,7 @@ def config_tables(config: CodexConfig) -> dict[str, Any]:
             "name": f"hpbench {config.arm.value} router",
             "base_url": config.router_url,
             "wire_api": "responses",
-            "env_key": config.env_key,
+            **({"requires_openai_auth": True} if config.auth_file else {"env_key": config.env_key}),
             "request_max_retries": config.request_max_retries,
             "stream_max_retries": config.stream_max_retries,
             "stream_idle_timeout_ms": config.stream_idle_timeout_ms,
@@ -250,6 +253,10 @@ def _provider_problems(provider: dict[str, Any]) -> list[tuple[str, str]]:
         problems.append(("base_url", problem))
     if provider.get("wire_api") != "responses":
         problems.append(("wire_api", "must be 'responses'"))
+    # Exactly one credential source: an environment key or the auth.json's API key.
+    env_key, auth_file = provider.get("env_key"), provider.get("requires_openai_auth")
+    if (isinstance(env_key, str) and bool(env_key)) == (auth_file is True):
+        problems.append(("env_key", "exactly one of env_key or requires_openai_auth = true"))
     for key in ("request_max_retries", "stream_max_retries"):
         value = provider.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_RETRIES:

@@ -37,7 +37,13 @@ from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
 from hpbench.rundir import Arm, RunLayout
-from hpbench.settings import Settings, reference_router_image, settings_from_env
+from hpbench.settings import (
+    API_KEY_VARIABLES,
+    AUTH_FILE_VARIABLE,
+    Settings,
+    reference_router_image,
+    settings_from_env,
+)
 from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
 from hpbench.task.manifest import Task
 
@@ -149,6 +155,21 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     _field("reference_router_image", _LIB + "bench-lib.sh", _LIB + "bench-paired"),
     _compose("HPBENCH_CONTROL_ROUTER_IMAGE", "control_router_image", _LIB + "bench-lib.sh"),
     _compose("HPBENCH_HPATCH_ROUTER_IMAGE", "hpatch_router_image", _LIB + "bench-lib.sh"),
+    # Where the key comes from (a variable's name): bench-attempt hands the agent's Codex
+    # that variable's value at `docker exec`, so no file and no container config holds it.
+    _field("credential", _LIB + "bench-attempt"),
+    ShellVariable(
+        "HPBENCH_AUTH_FILE",
+        lambda p, _: p.auth_file,
+        ("auth_file",),
+        (_LIB + "bench-repetition", "contrib/compose/codex-auth-file.yaml"),
+    ),
+    ShellVariable(
+        "HPBENCH_PROVIDER_CA_BUNDLE",
+        lambda p, _: p.provider_ca_bundle,
+        ("provider_ca_bundle",),
+        (_LIB + "bench-repetition", "contrib/compose/provider-ca-bundle.yaml"),
+    ),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
     _compose("HPBENCH_AGENT_PIDS", "agent_pids"),
@@ -238,6 +259,12 @@ def _write_codex_configs(plan: RunPlan, layout: RunLayout) -> None:
                 model=plan.model,
                 reasoning_effort=ReasoningEffort(plan.effort),
                 model_instructions_file=AGENT_INSTRUCTIONS_PATH,
+                auth_file=plan.credential == AUTH_FILE_VARIABLE,
+                # Codex reads the key from the variable the user set (bench-attempt passes
+                # it by name); offline, from HPBENCH_API_KEY="offline".
+                env_key=plan.credential
+                if plan.credential in API_KEY_VARIABLES
+                else "HPBENCH_API_KEY",
             ),
             path,
         )

@@ -8,8 +8,10 @@ The normalized settings become part of the run plan (``hpbench.plan``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +34,12 @@ KNOWN_MODES = (
     "preparation-only",
 )
 API_KEY_VARIABLES = ("HPBENCH_API_KEY", "OPENAI_API_KEY")
+AUTH_FILE_VARIABLE = "CODEX_AUTH_FILE"
+# Where a run's credential comes from: a variable's name, never its value. The offline
+# demo has none (its agents send the scripted provider the word "offline").
+NO_CREDENTIAL = "none"
+CREDENTIAL_SOURCES = (NO_CREDENTIAL, *API_KEY_VARIABLES, AUTH_FILE_VARIABLE)
+_PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$")
 MAX_REPETITIONS = 16
@@ -61,6 +69,9 @@ class Settings:
     enforce_no_edit_loops: bool
     control_router_image: str
     hpatch_router_image: str
+    credential: str = NO_CREDENTIAL
+    auth_file: str = ""
+    provider_ca_bundle: str = ""
     agent_memory: str = "4g"
     agent_cpus: str = "1"
     agent_pids: int = 1024
@@ -125,7 +136,7 @@ def _cpus(env: Mapping[str, str], name: str, default: str) -> tuple[str, Finding
 
 def _provider(env: Mapping[str, str]) -> tuple[str, bool, list[Finding]]:
     """``replay`` (offline demo) or a real endpoint URL that comes with an API key."""
-    has_key = any(env.get(name) for name in API_KEY_VARIABLES)
+    has_key = any(env.get(name) for name in (*API_KEY_VARIABLES, AUTH_FILE_VARIABLE))
     value = env.get("PROVIDER", "").strip() or ("replay" if not has_key else "")
     if value == "replay":
         return value, True, []
@@ -156,7 +167,18 @@ def _provider(env: Mapping[str, str]) -> tuple[str, bool, list[Finding]]:
         findings.append(
             Finding(
                 "settings.api_key",
-                f"a real provider needs an API key in {' or '.join(API_KEY_VARIABLES)}",
+                f"a real provider needs an API key in {' or '.join(API_KEY_VARIABLES)} "
+                f"or a Codex auth.json in {AUTH_FILE_VARIABLE}",
+                field="PROVIDER",
+            )
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        # run.json keeps the URL: a secret in it would be written down.
+        findings.append(
+            Finding(
+                "settings.provider",
+                "must not carry credentials, a query or a fragment (give the key in "
+                f"{API_KEY_VARIABLES[0]})",
                 field="PROVIDER",
             )
         )
@@ -165,6 +187,79 @@ def _provider(env: Mapping[str, str]) -> tuple[str, bool, list[Finding]]:
             Finding("settings.provider", "a hosted provider needs https", field="PROVIDER")
         )
     return value, False, findings
+
+
+# The agents' user: a mounted auth.json must be readable by it (compose.yaml, Dockerfile).
+AGENT_UID = 1000
+
+
+def _auth_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a Codex API-key ``auth.json`` (no value is ever quoted)."""
+    try:
+        status = path.stat()
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror}"
+    except ValueError:
+        return "not JSON"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    key = data.get("OPENAI_API_KEY")
+    if not isinstance(key, str) or not key.strip():
+        return "holds no OPENAI_API_KEY (an API-key login: `codex login --with-api-key`)"
+    if data.get("tokens"):
+        # A ChatGPT login refreshes its tokens at OpenAI's hosts: never from an agent.
+        return "holds ChatGPT login tokens; give an API-key auth.json"
+    if status.st_uid != AGENT_UID and not status.st_mode & 0o004:
+        # It is bind-mounted as it is: the agents' Codex runs as uid 1000.
+        return f"the agents (uid {AGENT_UID}) cannot read it: chown {AGENT_UID} it (mode 0400)"
+    return None
+
+
+def _credential(env: Mapping[str, str], offline: bool) -> tuple[str, str, list[Finding]]:
+    """The credential's source (a variable's name) and the auth file's path, if any.
+
+    A real run takes the key from HPBENCH_API_KEY, else OPENAI_API_KEY, or the API key
+    in a Codex auth.json (CODEX_AUTH_FILE), mounted read-only into the agents. Only
+    presence and form are read here: no value is kept, written or quoted.
+    """
+    if offline:
+        return NO_CREDENTIAL, "", []
+    raw_file = env.get(AUTH_FILE_VARIABLE, "").strip()
+    keys = [name for name in API_KEY_VARIABLES if env.get(name)]
+    if raw_file and keys:
+        message = f"give one credential: {keys[0]} and {AUTH_FILE_VARIABLE} are both set"
+        return keys[0], "", [Finding("settings.api_key", message, field=AUTH_FILE_VARIABLE)]
+    if keys:
+        return keys[0], "", []
+    if not raw_file:
+        return NO_CREDENTIAL, "", []  # _provider already refused a real run without one
+    path = Path(raw_file).resolve()
+    problem = _auth_file_problem(path) if path.is_file() else "no such file"
+    if problem is not None:
+        finding = Finding("settings.auth_file", f"{path}: {problem}", field=AUTH_FILE_VARIABLE)
+        return AUTH_FILE_VARIABLE, "", [finding]
+    return AUTH_FILE_VARIABLE, str(path), []
+
+
+def _ca_bundle(env: Mapping[str, str], offline: bool) -> tuple[str, Finding | None]:
+    """PROVIDER_CA_BUNDLE: PEM certificates the routers trust for the provider's TLS."""
+    raw = env.get("PROVIDER_CA_BUNDLE", "").strip()
+    if not raw:
+        return "", None
+    if offline:
+        message = "the offline demo's scripted provider needs no CA; unset it"
+        return "", Finding("settings.ca_bundle", message, field="PROVIDER_CA_BUNDLE")
+    path = Path(raw).resolve()
+    try:
+        pem = path.read_bytes()
+    except OSError as exc:
+        message = f"{path}: cannot read it: {exc.strerror}"
+        return "", Finding("settings.ca_bundle", message, field="PROVIDER_CA_BUNDLE")
+    if _PEM_CERTIFICATE not in pem:
+        message = f"{path}: no PEM certificate in it"
+        return "", Finding("settings.ca_bundle", message, field="PROVIDER_CA_BUNDLE")
+    return str(path), None
 
 
 def reference_router_image(env: Mapping[str, str]) -> str:
@@ -251,6 +346,9 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     findings += provider_findings
     images, image_findings = _router_images(env, offline)
     findings += image_findings
+    credential, auth_file, credential_findings = _credential(env, offline)
+    findings += credential_findings
+    ca_bundle = keep(_ca_bundle(env, offline))
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
@@ -277,6 +375,9 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         offline_demo=offline,
         control_router_image=images["control"],
         hpatch_router_image=images["hpatch"],
+        credential=credential,
+        auth_file=auth_file,
+        provider_ca_bundle=ca_bundle,
         enforce_no_edit_loops=enforce == "true",
         # The one pin of the Codex version: contrib/codex/pins.toml (images and
         # provisioning read it too).

@@ -252,6 +252,34 @@ class TestCheck:
             check_config(text)
         assert {"$.model_providers.openai", "$.mcp_servers"} <= fields_of(caught.value)
 
+    def test_an_auth_file_config_sends_the_files_key_and_names_no_env_key(self):
+        """CODEX_AUTH_FILE: requires_openai_auth instead of env_key, still the router only."""
+        data = parsed(CodexConfig(arm=Arm.HPATCH, router_url=ROUTER, auth_file=True))
+        provider = data["model_providers"]["hpbench"]
+        assert provider["requires_openai_auth"] is True
+        assert "env_key" not in provider
+        assert ROUTER == provider["base_url"]
+
+    @pytest.mark.parametrize(
+        "edit",
+        [
+            ('env_key = "HPBENCH_API_KEY"\n', ""),
+            (
+                'env_key = "HPBENCH_API_KEY"\n',
+                'env_key = "HPBENCH_API_KEY"\nrequires_openai_auth = true\n',
+            ),
+            ('env_key = "HPBENCH_API_KEY"\n', "requires_openai_auth = false\n"),
+        ],
+        ids=["neither", "both", "auth-false"],
+    )
+    def test_exactly_one_credential_source(self, edit: tuple[str, str]):
+        """No key source, or two of them, is refused at env_key."""
+        text = render_config(CodexConfig(arm=Arm.CONTROL, router_url=ROUTER))
+        assert edit[0] in text
+        with pytest.raises(ContractError) as caught:
+            check_config(text.replace(edit[0], edit[1]))
+        assert "$.model_providers.hpbench.env_key" in fields_of(caught.value)
+
     def test_strings_are_escaped(self):
         """Quotes, backslashes and control characters survive the TOML round trip."""
         model = 'we"ird\\model\n\t\x7f\x01é'

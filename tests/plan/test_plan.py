@@ -109,6 +109,47 @@ class TestWritten:
         assert "export HPBENCH_EGRESS_INTERNAL=false" in text
         assert not RunLayout(tmp_path / "run").replay.exists()
 
+    @pytest.mark.parametrize("name", ["HPBENCH_API_KEY", "OPENAI_API_KEY"])
+    def test_a_key_variable_is_each_agents_env_key(self, tmp_path: Path, name: str) -> None:
+        """Codex reads the user's own variable (bench-attempt passes it by name)."""
+        env = {
+            "PROVIDER": "https://responses.example/v1",
+            name: "sk-hpbench-fake-plan",
+            "HPATCH_ROUTER_IMAGE": "example/router:1",
+        }
+        _plan(tmp_path / "run", env)
+        layout = RunLayout(tmp_path / "run")
+        for arm in ("control", "hpatch"):
+            assert f'env_key = "{name}"' in layout.codex_config(arm).read_text()
+        assert f"export BENCH_CREDENTIAL={name}" in layout.plan_env.read_text()
+        written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+        assert [] == [p for p in written if b"sk-hpbench-fake-plan" in p.read_bytes()]
+
+    def test_an_auth_file_is_mounted_not_copied(self, tmp_path: Path) -> None:
+        """CODEX_AUTH_FILE: the configs use the file's key, plan.env names its path and the
+        CA bundle's, and nothing of the file's content is written."""
+        auth = tmp_path / "auth.json"
+        auth.write_text('{"OPENAI_API_KEY": "sk-hpbench-fake-file"}')
+        bundle = tmp_path / "ca.pem"
+        bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+        env = {
+            "PROVIDER": "https://responses.example/v1",
+            "CODEX_AUTH_FILE": str(auth),
+            "PROVIDER_CA_BUNDLE": str(bundle),
+            "HPATCH_ROUTER_IMAGE": "example/router:1",
+        }
+        _plan(tmp_path / "run", env)
+        layout = RunLayout(tmp_path / "run")
+        for arm in ("control", "hpatch"):
+            config = layout.codex_config(arm).read_text()
+            assert "requires_openai_auth = true" in config
+            assert "env_key" not in config
+        text = layout.plan_env.read_text()
+        assert f"export HPBENCH_AUTH_FILE={auth}" in text
+        assert f"export HPBENCH_PROVIDER_CA_BUNDLE={bundle}" in text
+        written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+        assert [] == [p for p in written if b"sk-hpbench-fake-file" in p.read_bytes()]
+
 
 class TestPlanEnv:
     def test_sourced_values_are_the_plan(self, tmp_path: Path) -> None:

@@ -57,8 +57,8 @@ class ItemVerdict:
     def line(self) -> str:
         """The item's one line: ``ok`` or ``FAIL``, the item, and what held or why not."""
         status = "ok" if self.ok else "FAIL"
-        why = self.detail if self.ok else "; ".join(str(f) for f in self.findings[:3])
-        more = len(self.findings) - 3
+        why = self.detail if self.ok else "; ".join(str(f) for f in self.findings[:2])
+        more = len(self.findings) - 2
         if not self.ok and more > 0:
             why += f"; and {more} more"
         return f"{status:<4}  {self.item:<12} {why}"
@@ -694,7 +694,18 @@ def _captured_exchanges(capture: Path) -> tuple[int, int]:
 
 
 def _verdict(item: str, title: str, collected: _Item, detail: str) -> ItemVerdict:
-    return ItemVerdict(item, title, not collected.findings, detail, tuple(collected.findings))
+    """The verdict, its findings naming files relative to the run directory."""
+    findings = tuple(_relative(finding, collected.run_dir) for finding in collected.findings)
+    return ItemVerdict(item, title, not findings, detail, findings)
+
+
+def _relative(finding: Finding, run_dir: Path) -> Finding:
+    if finding.file is None:
+        return finding
+    path = Path(finding.file)
+    if not path.is_relative_to(run_dir):
+        return finding
+    return attrs.evolve(finding, file=str(path.relative_to(run_dir)))
 
 
 JUDGES: tuple[Callable[[Evidence], ItemVerdict], ...] = (

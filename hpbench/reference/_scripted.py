@@ -29,13 +29,38 @@ import structlog
 from hpbench._jsonio import canonical_json
 from hpbench.reference import _http
 from hpbench.reference._history import responses_in_history, unmet_expectation, user_messages
-from hpbench.reference._records import request_facts
+from hpbench.reference._records import authorization_kind, request_facts
 from hpbench.reference._render import failed_event, render_step, response_events
 from hpbench.reference._sse import encode_event
 from hpbench.reference._usage import PrefixCache, Usage, output_usage, prompt_units, short_hash
 from hpbench.reference.script import Fault, FaultKind, Script
 
 log = structlog.get_logger("hpbench.reference.provider")
+
+SCRIPTED_REQUEST_ID_PREFIX = "hpbench-scripted-"
+"""Every ``x-request-id`` the scripted provider sends starts with this, so a router's
+capture (``provider_request_id``) shows that the scripted provider answered."""
+
+
+def request_id(seq: int) -> str:
+    """The ``x-request-id`` value of the provider's ``seq``-th request record."""
+    return f"{SCRIPTED_REQUEST_ID_PREFIX}req_{seq}"
+
+
+def key_refusal(expected: str, authorization: str | None) -> str | None:
+    """Why a request's ``authorization`` does not carry ``Bearer <expected>``, or None.
+
+    ``missing`` (no header), ``not_bearer`` (another scheme) or ``wrong_key``; the
+    comparison takes the same time whatever the presented value is.
+    """
+    if authorization is None:
+        return "missing"
+    scheme, _, presented = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return "not_bearer"
+    if not hmac.compare_digest(presented.strip().encode(), expected.encode()):
+        return "wrong_key"
+    return None
 
 
 def turn_state_status(issued: str | None, received: str | None) -> str:
@@ -50,9 +75,16 @@ def turn_state_status(issued: str | None, received: str | None) -> str:
 class Provider:
     """The scripts, the per-thread state, and the request records."""
 
-    def __init__(self, scripts: dict[str, Script], record_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        scripts: dict[str, Script],
+        record_path: Path | None = None,
+        *,
+        api_key: str | None = None,
+    ) -> None:
         self.scripts = scripts
         self.record_path = record_path
+        self._api_key = api_key
         self.records: list[dict[str, Any]] = []
         self.cache = PrefixCache()
         self._attempts: Counter[tuple[str, str, int]] = Counter()
@@ -99,6 +131,11 @@ class Provider:
             health = canonical_json({"ok": True, "scripts": sorted(self.scripts)})
             await _http.send_full(writer, 200, health.encode())
             return True
+        if self._api_key is not None:
+            refusal = key_refusal(self._api_key, request.headers.get("authorization"))
+            if refusal is not None:
+                await self._refuse_key(request, refusal, writer)
+                return True
         if request.method == "GET" and request.path == "/requests":
             await _http.send_full(writer, 200, canonical_json(self.records).encode())
             return True
@@ -158,7 +195,7 @@ class Provider:
             },
             "fault": None if fault is None else fault.kind.value,
         }
-        headers = [("x-request-id", f"req_{self._seq}")]
+        headers = [("x-request-id", request_id(self._seq))]
         if await self._refuse_unmet(
             script=script,
             step_index=step_index,
@@ -218,6 +255,40 @@ class Provider:
         }
         self._finish(record)
         return outcome in ("completed", "response_failed")
+
+    async def _refuse_key(
+        self, request: _http.Request, refusal: str, writer: asyncio.StreamWriter
+    ) -> None:
+        """401 for a request without the expected key; recorded without any header value."""
+        self._seq += 1
+        message = (
+            "You didn't provide an API key: send Authorization: Bearer <key>."
+            if refusal == "missing"
+            else "Incorrect API key provided."
+        )
+        error = {"type": "invalid_request_error", "code": "invalid_api_key", "message": message}
+        await _http.send_full(
+            writer,
+            401,
+            canonical_json({"error": error}).encode(),
+            [("x-request-id", request_id(self._seq)), ("www-authenticate", "Bearer")],
+            reason="Unauthorized",
+        )
+        record = {
+            "seq": self._seq,
+            "received_at": round(time.time(), 3),
+            "script": None,
+            "method": request.method,
+            "path": request.path,
+            "refused": refusal,
+            "headers": {
+                "names": request.headers.names(),
+                "authorization": authorization_kind(request.headers.get("authorization")),
+            },
+            "response": {"status": 401, "outcome": "unauthorized"},
+        }
+        self._write_record(record)
+        log.warning("refused", seq=self._seq, path=request.path, reason=refusal)
 
     async def _refuse_unmet(
         self,

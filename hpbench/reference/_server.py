@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import ssl
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -26,6 +27,9 @@ from hpbench.reference._http import (
     close_writer,
     read_request,
 )
+
+TLS_HANDSHAKE_TIMEOUT = 10.0
+TLS_SHUTDOWN_TIMEOUT = 2.0
 
 Handler = Callable[[Request, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[bool]]
 """Answers one request; returns whether the connection may carry another."""
@@ -71,20 +75,47 @@ async def serve_connection(
             await close_writer(writer)
 
 
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    """A server TLS context (TLS 1.2 or later) from a PEM certificate chain and its key.
+
+    Raises :class:`ValueError` naming the file when either cannot be loaded.
+    """
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(certfile=cert, keyfile=key)
+    except FileNotFoundError as exc:
+        msg = f"TLS file not found: {exc.filename or cert}"
+        raise ValueError(msg) from exc
+    except (ssl.SSLError, OSError) as exc:
+        msg = f"cannot load the TLS certificate {cert} with key {key}: {exc}"
+        raise ValueError(msg) from exc
+    return context
+
+
 async def serve(
     handle: Handler,
     host: str,
     port: int,
     *,
     log: structlog.stdlib.BoundLogger,
+    tls: ssl.SSLContext | None = None,
     **describe: Any,
 ) -> None:
-    """Listen until cancelled; ``describe`` goes into the ``listening`` log line."""
+    """Listen until cancelled (HTTPS when ``tls`` is given); ``describe`` goes into the
+    ``listening`` log line."""
     server = await asyncio.start_server(
-        lambda r, w: serve_connection(handle, r, w, log), host, port, limit=MAX_LINE
+        lambda r, w: serve_connection(handle, r, w, log),
+        host,
+        port,
+        limit=MAX_LINE,
+        ssl=tls,
+        ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT if tls is not None else None,
+        # A client that never answers close_notify must not hold a SIGTERM for 30 s.
+        ssl_shutdown_timeout=TLS_SHUTDOWN_TIMEOUT if tls is not None else None,
     )
     bound = ", ".join(str(sock.getsockname()) for sock in server.sockets)
-    log.info("listening", address=bound, **describe)
+    log.info("listening", address=bound, scheme="https" if tls else "http", **describe)
     async with server:
         await server.serve_forever()
 

@@ -7,6 +7,13 @@ Run it as::
         --script hpatch=tasks/<id>/replay/hpatch.json \\
         --record /records/provider.jsonl
 
+As an outside-provider stand-in (the place a real provider would be) it serves
+HTTPS and wants a key::
+
+    HPBENCH_OUTSIDE_KEY=sk-hpbench-fake-... python -m hpbench.reference.provider \\
+        --listen 0.0.0.0:8443 --tls-cert server.pem --tls-key server-key.pem \\
+        --api-key-env HPBENCH_OUTSIDE_KEY --script answer.json
+
 Each ``--script NAME=FILE`` is served at ``POST /NAME/v1/responses``; a router
 for that arm uses ``--upstream http://provider:8080/NAME/v1``. With a single
 script, ``POST /v1/responses`` answers from it too. ``GET /healthz`` answers
@@ -30,6 +37,11 @@ What it guarantees (``docs/reference-equipment.md`` has the details):
 - **Faults on demand** per step and attempt (see :mod:`hpbench.reference.script`).
 - **Sanitized records**: sizes, hashes, counts and item types, never an
   authorization value or conversation text.
+- **Key check** (``--api-key-env NAME``): every request but ``GET /healthz``
+  without ``Authorization: Bearer <$NAME>`` gets a 401 and a ``refused``
+  record; the key is read from the environment only and never recorded.
+- **Request ids**: ``x-request-id`` is ``hpbench-scripted-req_<seq>``
+  (:data:`~hpbench.reference._scripted.SCRIPTED_REQUEST_ID_PREFIX`).
 
 This module is the command line; requests are answered by
 :mod:`hpbench.reference._scripted`.
@@ -38,6 +50,8 @@ This module is the command line; requests are answered by
 from __future__ import annotations
 
 import argparse
+import os
+import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,7 +100,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve FILE at /NAME/v1/responses (repeatable)",
     )
     parser.add_argument("--record", type=Path, metavar="FILE", help="request records as JSONL")
+    parser.add_argument(
+        "--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate (chain)"
+    )
+    parser.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="refuse (401) every request but /healthz without Authorization: Bearer <$NAME>",
+    )
     return parser
+
+
+def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        given, missing = ("--tls-cert", "--tls-key") if key is None else ("--tls-key", "--tls-cert")
+        msg = f"{given} needs {missing} (give both or neither)"
+        raise HpbenchError(msg)
+    return _server.tls_context(cert, key)
+
+
+def _api_key(name: str | None) -> str | None:
+    """The expected key, read from the environment variable ``name`` (never a flag)."""
+    if name is None:
+        return None
+    if not name or "=" in name:
+        msg = f"--api-key-env wants a variable name, got {name!r}"
+        raise HpbenchError(msg)
+    value = os.environ.get(name, "")
+    if not value.strip():
+        msg = f"--api-key-env {name}: the variable is not set or empty"
+        raise HpbenchError(msg)
+    if any(char.isspace() for char in value.strip()):
+        msg = f"--api-key-env {name}: the key contains whitespace"
+        raise HpbenchError(msg)
+    return value.strip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,11 +145,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(level=args.log_level)
     try:
         host, port = _server.parse_listen(args.listen)
-        provider = Provider(_parse_scripts(args.script), args.record)
+        tls = _tls(args.tls_cert, args.tls_key)
+        api_key = _api_key(args.api_key_env)
+        provider = Provider(_parse_scripts(args.script), args.record, api_key=api_key)
     except (HpbenchError, ValueError) as exc:
         sys.stderr.write(f"provider: {exc}\n")
         return 2
-    serving = _server.serve(provider.handle, host, port, log=log, scripts=sorted(provider.scripts))
+    serving = _server.serve(
+        provider.handle,
+        host,
+        port,
+        log=log,
+        tls=tls,
+        scripts=sorted(provider.scripts),
+        api_key_env=args.api_key_env,
+    )
     return _server.run_until_signal(serving, "provider")
 
 

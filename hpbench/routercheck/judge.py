@@ -250,7 +250,9 @@ def _address(hex_address: str) -> str:
     joined = b"".join(words)
     if len(joined) == 4:
         return str(ipaddress.IPv4Address(joined))
-    return str(ipaddress.IPv6Address(joined))
+    address = ipaddress.IPv6Address(joined)
+    mapped = address.ipv4_mapped
+    return str(address) if mapped is None else f"::ffff:{mapped}"
 
 
 def parse_listeners(text: str) -> tuple[list[Listener], list[str]]:

@@ -158,12 +158,25 @@ def run_requests(
     return exchanges
 
 
+def _fetch_metrics(address: str, out: Path) -> tuple[int | None, str | None]:
+    """GET /api/metrics into ``out``; its status, or why there is none."""
+    try:
+        status, _, raw, _ = _send(address, "GET", "/api/metrics", None, {})
+    except (OSError, http.client.HTTPException) as exc:
+        return None, f"GET /api/metrics: {type(exc).__name__}: {exc}"
+    out.write_bytes(raw)
+    return status, None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Send the requests, fetch the metrics, write the evidence; 0 unless it could not."""
     parser = argparse.ArgumentParser(prog="python3 -m hpbench.routercheck.client")
     parser.add_argument("--router", required=True, metavar="HOST:PORT")
     parser.add_argument("--requests", required=True, type=Path, metavar="DIR")
     parser.add_argument("--out", required=True, type=Path, metavar="DIR")
+    parser.add_argument(
+        "--provider", metavar="HOST:PORT", help="wait until the provider listens here first"
+    )
     args = parser.parse_args(argv)
     credential = os.environ.get(CREDENTIAL_VARIABLE, "")
     if not credential:
@@ -174,18 +187,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     exchanges: list[ClientExchange] = []
     metrics_status = None
     error = None
-    ready = wait_listening(args.router, READY_SECONDS)
+    ready = False
+    if args.provider is not None and not wait_listening(args.provider, READY_SECONDS):
+        error = f"the provider did not listen on {args.provider} within {READY_SECONDS:g} s"
+    elif not wait_listening(args.router, READY_SECONDS):
+        error = f"nothing accepted a connection on {args.router} within {READY_SECONDS:g} s"
+    else:
+        ready = True
     try:
-        if not ready:
-            error = f"nothing accepted a connection on {args.router} within {READY_SECONDS:g} s"
-        else:
+        if ready:
             requests = [request for _, request in recorded_requests(args.requests)]
             exchanges = run_requests(args.router, requests, credential=credential, bodies=bodies)
-            try:
-                metrics_status, _, raw, _ = _send(args.router, "GET", "/api/metrics", None, {})
-                (args.out / "metrics.json").write_bytes(raw)
-            except (OSError, http.client.HTTPException) as exc:
-                error = f"GET /api/metrics: {type(exc).__name__}: {exc}"
+            metrics_status, error = _fetch_metrics(args.router, args.out / "metrics.json")
     except Exception as exc:  # the evidence must say why it stops short
         error = f"{type(exc).__name__}: {exc}"
     report = ClientReport(

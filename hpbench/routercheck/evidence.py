@@ -111,6 +111,7 @@ class Facts:
     listeners_status: str | None = None
     client_status: str | None = None
     stop_timeout: str | None = None
+    running_before_stop: str | None = None
     stop_status: str | None = None
     stop_seconds: str | None = None
     exit_code: str | None = None

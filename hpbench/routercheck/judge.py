@@ -640,7 +640,14 @@ def judge_shutdown(ev: Evidence) -> ItemVerdict:
     except ValueError:
         seconds = None
     exit_code = _fact_int(facts.exit_code)
-    if _fact_int(facts.stop_status) != 0 or facts.running_after_stop != "false":
+    if facts.running_before_stop != "true":
+        item.fail(
+            f"the router was not running when the check stopped it (exit code "
+            f"{facts.exit_code}): it must run until SIGTERM",
+            file=evidence.FACTS,
+            field="running_before_stop",
+        )
+    elif _fact_int(facts.stop_status) != 0 or facts.running_after_stop != "false":
         item.fail(
             f"`docker stop` did not stop it (status {facts.stop_status}, running afterwards: "
             f"{facts.running_after_stop})",

@@ -40,6 +40,7 @@ FACTS = {
     "image_id": "sha256:" + "0" * 64,
     "listen_port": "8080",
     "stop_timeout": "10",
+    "running_before_stop": "true",
     "identity_status": "0",
     "client_status": "0",
     "listeners_status": "0",

@@ -341,6 +341,11 @@ class TestShutdown:
         write_facts(run_dir, {**FACTS, "stop_status": "1", "running_after_stop": "true"})
         only_fails(run_dir, "shutdown", "`docker stop` did not stop it")
 
+    def test_not_running_when_stopped(self, run_dir: Path) -> None:
+        """A router that exited before the stop (a crash) fails, whatever its exit."""
+        write_facts(run_dir, {**FACTS, "running_before_stop": "false", "exit_code": "1"})
+        only_fails(run_dir, "shutdown", "was not running when the check stopped it")
+
     def test_an_exchange_not_closed(self, run_dir: Path) -> None:
         """A capture that lost the last exchange's closing record at the stop fails."""
         lines = capture_file(run_dir).read_text().splitlines(keepends=True)

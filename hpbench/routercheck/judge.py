@@ -432,7 +432,9 @@ def judge_metrics(ev: Evidence) -> ItemVerdict:
         return _verdict("metrics", title, item, "")
     if ev.client.metrics_status != 200:
         item.fail(
-            f"GET /api/metrics answered {ev.client.metrics_status} (it must answer 200)",
+            "GET /api/metrics got no answer (it must answer 200)"
+            if ev.client.metrics_status is None
+            else f"GET /api/metrics answered {ev.client.metrics_status} (it must answer 200)",
             file=evidence.CLIENT_REPORT,
             field="$.metrics_status",
         )

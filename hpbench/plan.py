@@ -142,6 +142,8 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     _field("repetitions", _LIB + "bench-paired"),
     _field("agent_timeout_seconds", _LIB + "bench-attempt"),
     _field("offline_demo", _LIB + "bench-paired", _LIB + "bench-repetition"),
+    # A real run's provider: each agent must prove it cannot reach it (bench-isolation).
+    _field("provider", _LIB + "bench-isolation"),
     _field("codex_version", _LIB + "bench-instructions"),
     _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-lib.sh"),
     _field("oracle_revision", _LIB + "bench-prepare"),

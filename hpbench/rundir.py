@@ -9,7 +9,7 @@ directory")::
       run.json  results.jsonl  report.json  summary.md  log.jsonl
       attempts/<rep>-<arm>/   codex.jsonl  result.json  ...
       routers/<rep>-<arm>/    metrics.json  capture/
-      reps/<rep>/             provider.jsonl
+      reps/<rep>/             provider.jsonl  services.txt
 """
 
 from __future__ import annotations

@@ -218,13 +218,14 @@ lay_out_hidden() {
 
 # A router's evidence into OUT: its /api/metrics snapshot (metrics.json, or the status
 # line in metrics.stderr) and its capture directory; OUT/collected marks the attempt.
-# Status 1 when either could not be had (what could is kept).
+# Status 1 when either could not be had (what could is kept). The snapshot is asked from
+# the sentinel (SENTINEL_ID: hpbench's own container on the egress network, with the one
+# HTTP client, in-container/proofs) by the router's service name; nothing runs inside the
+# router (ROUTER_ID), a plug-in image that need not hold a shell. `docker cp` reads any.
 collect_router() {
-  local id="$1" out="$2" status=0
+  local sentinel="$1" service="$2" id="$3" out="$4" status=0
   mkdir -p "${out}"
-  # The body of GET /api/metrics (in-container/proofs get, the one HTTP client), or
-  # the status line in metrics.stderr.
-  timeout 20 docker exec "${id}" bash -c "$(proofs_script)" proofs 8080 get 127.0.0.1 /api/metrics \
+  timeout 20 docker exec "${sentinel}" bash -c "$(proofs_script)" proofs 8080 get "${service}" /api/metrics \
     </dev/null >"${out}/metrics.json" 2>"${out}/metrics.stderr" || status=1
   rm -rf "${out}/capture"
   docker cp "${id}:/capture" "${out}/capture" >/dev/null 2>&1 || status=1

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
 from hpbench.topology import inspect_project, verify_project
 from hpbench.topology.proofs import AttachmentsError, parse_attachments, plan_proofs
+from hpbench.topology.rules import ARMS
 
 
 def register(commands: Any) -> None:
@@ -28,6 +30,7 @@ def register(commands: Any) -> None:
         ),
     )
     verify.add_argument("--project", required=True, help="the Compose project name")
+    _add_arms(verify)
     add_json_flag(verify)
     verify.set_defaults(handler=verify_command)
     proofs = sub.add_parser(
@@ -54,12 +57,44 @@ def register(commands: Any) -> None:
         help="the port of bench-isolation's host listener (omitted: it did not start)",
     )
     proofs.add_argument("--out", type=Path, required=True, help="the directory to write")
+    _add_arms(proofs)
+    proofs.add_argument(
+        "--provider",
+        type=_provider_address,
+        help="a real run's provider URL: each agent must not reach its host and port",
+    )
     proofs.set_defaults(handler=proofs_command)
+
+
+def _arms(text: str) -> tuple[str, ...]:
+    arms = tuple(text.split())
+    unknown = [arm for arm in arms if arm not in ARMS]
+    if not arms or unknown or len(set(arms)) != len(arms):
+        msg = f"expected arms from {', '.join(ARMS)}, each once, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return arms
+
+
+def _add_arms(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--arms",
+        type=_arms,
+        default=ARMS,
+        help="the run's scheduled arms, space-separated (default: control hpatch)",
+    )
+
+
+def _provider_address(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        msg = f"expected an http(s) URL, got {url!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def verify_command(args: argparse.Namespace) -> int:
     """Exit 0 when every structural rule holds, 1 with findings otherwise."""
-    findings = verify_project(args.project)
+    findings = verify_project(args.project, arms=args.arms)
     if args.json:
         print_json(
             {
@@ -88,6 +123,8 @@ def proofs_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise AttachmentsError(f"cannot read {args.attachments}: {exc}") from exc
     attachments = parse_attachments(text)
-    plan = plan_proofs(inspect_project(args.project), attachments, args.host_port)
+    plan = plan_proofs(
+        inspect_project(args.project), attachments, args.host_port, args.arms, args.provider
+    )
     plan.write(args.out)
     return EXIT_OK

@@ -27,6 +27,7 @@ from hpbench.topology.model import TopologySnapshot
 from hpbench.topology.rules import ARMS, check_topology
 
 SERVICE_PORT = 8080  # every service of the topology listens here (compose.yaml)
+SENTINEL = "sentinel"
 STRUCTURE_PROOF = "topology.verify"
 # What in-container/proofs checks in an agent besides probing (its `check` lines).
 AGENT_CHECKS = ("mcp.none", "apps.disabled", "go.login-shell", "go.offline")
@@ -128,9 +129,11 @@ def _write_lines(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
 
 
-def structure_verdicts(snapshot: TopologySnapshot) -> tuple[Verdict, ...]:
+def structure_verdicts(
+    snapshot: TopologySnapshot, arms: tuple[str, ...] = ARMS
+) -> tuple[Verdict, ...]:
     """One FAIL per broken structural rule, named by its code; one ok when none is broken."""
-    findings = check_topology(snapshot)
+    findings = check_topology(snapshot, arms)
     if not findings:
         return (Verdict(STRUCTURE_PROOF),)
     return tuple(Verdict(STRUCTURE_PROOF, f"{f.code} at {f.field}: {f.message}") for f in findings)
@@ -161,9 +164,11 @@ def agent_probes(
     arm: str,
     attachments: list[Attachment],
     host_port: int | None,
+    provider: tuple[str, int] | None = None,
 ) -> tuple[Probe, ...]:
     """What ``<arm>-agent`` must reach (its router) and must not (the other router, the
-    sentinel, the host's listener at each host address on its networks), then its checks."""
+    sentinel, a real run's provider, the host's listener at each host address on its
+    networks), then its checks."""
     agent = f"{arm}-agent"
     other = next(a for a in ARMS if a != arm)
     router, other_router = f"{arm}-router", f"{other}-router"
@@ -184,6 +189,11 @@ def agent_probes(
         probes.append(Probe("block", proof, address, port, "/"))
     for address in _addresses(snapshot, "sentinel"):
         probes.append(Probe("block", f"{agent}: sentinel.address ({address})", address, port, "/"))
+    if provider is not None:
+        # Only its router may talk to the provider: the agent must not, even with the key.
+        host, provider_port = provider
+        proof = f"{agent}: provider.address ({host}:{provider_port})"
+        probes.append(Probe("block", proof, host, provider_port, "/"))
     if host_port is not None:
         for attachment in attachments:
             if attachment.service != agent:
@@ -199,29 +209,35 @@ def agent_probes(
     return tuple(probes)
 
 
-def _router_probes(snapshot: TopologySnapshot) -> Iterator[tuple[str, tuple[Probe, ...]]]:
+def _egress_probes(snapshot: TopologySnapshot) -> Iterator[tuple[str, tuple[Probe, ...]]]:
+    # From the sentinel, hpbench's own container on the routers' egress network: a router
+    # is a plug-in image that need not hold a shell to probe from.
     if snapshot.service("provider") is None:
         return
-    for arm in ARMS:
-        router = f"{arm}-router"
-        proof = f"{router}: provider.reachable"
-        yield router, (Probe("reach", proof, "provider", SERVICE_PORT, "/healthz"),)
+    proof = f"{SENTINEL}: provider.reachable"
+    yield SENTINEL, (Probe("reach", proof, "provider", SERVICE_PORT, "/healthz"),)
 
 
 def plan_proofs(
-    snapshot: TopologySnapshot, attachments: list[Attachment], host_port: int | None
+    snapshot: TopologySnapshot,
+    attachments: list[Attachment],
+    host_port: int | None,
+    arms: tuple[str, ...] = ARMS,
+    provider: tuple[str, int] | None = None,
 ) -> ProofPlan:
-    """Every proof ``bench-isolation`` must see hold for ``snapshot``.
+    """Every proof ``bench-isolation`` must see hold for a run of ``arms`` in ``snapshot``.
 
     Without a host port (the listener did not start, which the shell reports
-    itself) the host proves nothing and no agent probes host addresses.
+    itself) the host proves nothing and no agent probes host addresses. A real run's
+    ``provider`` (host, port) is probed, and must be unreachable, from each agent.
     """
     containers = {
-        f"{arm}-agent": agent_probes(snapshot, arm, attachments, host_port) for arm in ARMS
+        f"{arm}-agent": agent_probes(snapshot, arm, attachments, host_port, provider)
+        for arm in arms
     }
-    containers.update(_router_probes(snapshot))
+    containers.update(_egress_probes(snapshot))
     return ProofPlan(
-        structure=structure_verdicts(snapshot),
+        structure=structure_verdicts(snapshot, arms),
         host=host_probes(attachments, host_port) if host_port is not None else (),
         containers=containers,
     )

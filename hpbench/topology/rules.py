@@ -7,7 +7,8 @@
 - no container publishes a port, mounts a Docker socket or runs privileged;
 - each router runs one process with exactly one ``--listen`` and one
   ``--capture-output``, and has exactly one listening socket;
-- no service exists beyond the known ones (no capturer, no proxy).
+- no service exists beyond the known ones (no capturer, no proxy), and an arm the mode
+  does not schedule has no service at all (control-only runs no treatment router).
 """
 
 from __future__ import annotations
@@ -51,9 +52,24 @@ def _socket_mounts(container: ContainerView) -> list[str]:
     return found
 
 
-def _container_rules(snap: TopologySnapshot, c: ContainerView) -> Iterator[Finding]:
+def _arm_of(service: str) -> str | None:
+    arm, _, role = service.partition("-")
+    return arm if arm in ARMS and role in ("agent", "router") else None
+
+
+def _container_rules(
+    snap: TopologySnapshot, c: ContainerView, arms: tuple[str, ...]
+) -> Iterator[Finding]:
     p = snap.project
     where = f"$.services.{c.service}"
+    arm = _arm_of(c.service)
+    if arm is not None and arm not in arms:
+        yield _finding(
+            "topology.service.unscheduled",
+            where,
+            f"{c.service} runs, but this run schedules only {', '.join(arms)}",
+            p,
+        )
     if c.service not in KNOWN_SERVICES:
         yield _finding(
             "topology.service.unexpected",
@@ -131,9 +147,9 @@ def _router_rules(snap: TopologySnapshot, c: ContainerView) -> Iterator[Finding]
         )
 
 
-def _network_rules(snap: TopologySnapshot) -> Iterator[Finding]:
+def _network_rules(snap: TopologySnapshot, arms: tuple[str, ...]) -> Iterator[Finding]:
     p = snap.project
-    for arm in ARMS:
+    for arm in arms:
         network = snap.network(arm)
         where = f"$.networks.{arm}"
         if network is None:
@@ -157,10 +173,12 @@ def _network_rules(snap: TopologySnapshot) -> Iterator[Finding]:
             )
 
 
-def check_topology(snap: TopologySnapshot) -> list[Finding]:
-    """Every structural isolation rule ``snap`` breaks; empty when it is sound."""
+def check_topology(snap: TopologySnapshot, arms: tuple[str, ...] = ARMS) -> list[Finding]:
+    """Every structural isolation rule ``snap`` breaks for a run of ``arms``; empty when
+    it is sound."""
     findings: list[Finding] = []
-    for service in REQUIRED_SERVICES:
+    required = [s for s in REQUIRED_SERVICES if _arm_of(s) in (*arms, None)]
+    for service in required:
         if snap.service(service) is None:
             findings.append(
                 _finding(
@@ -171,6 +189,6 @@ def check_topology(snap: TopologySnapshot) -> list[Finding]:
                 )
             )
     for container in snap.containers:
-        findings.extend(_container_rules(snap, container))
-    findings.extend(_network_rules(snap))
+        findings.extend(_container_rules(snap, container, arms))
+    findings.extend(_network_rules(snap, arms))
     return findings

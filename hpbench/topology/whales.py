@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from python_on_whales import DockerClient, DockerException
 from python_on_whales.components.container.cli_wrapper import Container
@@ -10,7 +11,7 @@ from python_on_whales.components.container.cli_wrapper import Container
 from hpbench.errors import PrerequisiteError
 from hpbench.findings import Finding
 from hpbench.topology.model import ContainerView, NetworkView, TopologySnapshot
-from hpbench.topology.rules import ROUTER_NETWORKS, check_topology
+from hpbench.topology.rules import ARMS, ROUTER_NETWORKS, check_topology
 
 PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
@@ -68,6 +69,17 @@ def count_listeners(proc_net: str) -> int:
 
 
 def _listeners(client: DockerClient, container: Container) -> int | None:
+    # A router is a plug-in image that need not hold a shell or `cat`: its network
+    # namespace's sockets are read on the host through its process (/proc/PID/net), and
+    # only where that is not allowed, from inside.
+    pid = container.state.pid
+    if pid:
+        try:
+            return count_listeners(
+                "".join(Path(f"/proc/{pid}/net/{name}").read_text() for name in ("tcp", "tcp6"))
+            )
+        except OSError:
+            pass
     try:
         text = client.container.execute(
             container, ["cat", "/proc/net/tcp", "/proc/net/tcp6"], tty=False
@@ -141,9 +153,11 @@ def inspect_project(project: str, client: DockerClient | None = None) -> Topolog
     )
 
 
-def verify_project(project: str, client: DockerClient | None = None) -> list[Finding]:
-    """Inspect a running project and return every broken isolation rule."""
-    return check_topology(inspect_project(project, client))
+def verify_project(
+    project: str, client: DockerClient | None = None, arms: tuple[str, ...] = ARMS
+) -> list[Finding]:
+    """Inspect a running project and return every isolation rule broken for ``arms``."""
+    return check_topology(inspect_project(project, client), arms)
 
 
 def service_names(snapshot: TopologySnapshot) -> Iterable[str]:

@@ -41,17 +41,18 @@ def test_only_the_scheduled_arms() -> None:
     assert [] == scheduled(1, "")
 
 
-# An engine whose `exec ID bash -c SCRIPT NAME PORT ...` runs SCRIPT here with the
-# router's port mapped to $ROUTER_PORT, and whose `cp ID:/capture DEST` makes DEST.
+# An engine whose `exec ID bash -c SCRIPT NAME PORT get HOST PATH` runs SCRIPT here
+# with the router's port mapped to $ROUTER_PORT and HOST to 127.0.0.1 (logging the
+# container and the host asked for), and whose `cp ID:/capture DEST` makes DEST.
 FAKE_DOCKER = r"""#!/usr/bin/env bash
 case "$1" in
   exec)
-    while [[ "$1" != bash ]]; do shift; done
-    script="$3" name="$4"
-    shift 5
-    exec bash -c "${script}" "${name}" "${ROUTER_PORT}" "$@"
+    # exec ID bash -c SCRIPT NAME PORT get HOST PATH
+    echo "exec in $2" >>"${DOCKER_LOG}"
+    echo "asked $9 ${10}" >>"${DOCKER_LOG}"
+    exec bash -c "$5" "$6" "${ROUTER_PORT}" "$8" 127.0.0.1 "${10}"
     ;;
-  cp) mkdir -p "$3" && echo captured >"$3/records.jsonl" ;;
+  cp) echo "cp $2" >>"${DOCKER_LOG}"; mkdir -p "$3" && echo captured >"$3/records.jsonl" ;;
   *) exit 1 ;;
 esac
 """
@@ -65,7 +66,13 @@ def collect(tmp_path: Path, port: int) -> tuple[int, Path]:
     (bin_dir / "docker").chmod(0o755)
     out = tmp_path / "evidence"
     done = subprocess.run(
-        ["bash", "-c", f'source "{LIB}"; collect_router router-id "$1"', "lib", str(out)],
+        [
+            "bash",
+            "-c",
+            f'source "{LIB}"; collect_router sentinel-id control-router router-id "$1"',
+            "lib",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -73,6 +80,7 @@ def collect(tmp_path: Path, port: int) -> tuple[int, Path]:
             **os.environ,
             "BENCH_ROOT": str(REPO_ROOT),
             "ROUTER_PORT": str(port),
+            "DOCKER_LOG": str(tmp_path / "docker.log"),
             "PATH": f"{bin_dir}:{os.environ['PATH']}",
         },
         timeout=60,
@@ -90,6 +98,14 @@ def test_collect_router_keeps_the_metrics_body(tmp_path: Path) -> None:
     assert "" == (out / "metrics.stderr").read_text()
     assert (out / "capture" / "records.jsonl").is_file()
     assert (out / "collected").is_file()
+    # Asked from the sentinel by the router's name; the capture copied from the router:
+    # nothing runs inside the router, a plug-in image that need not hold a shell.
+    log = (tmp_path / "docker.log").read_text().splitlines()
+    assert [
+        "exec in sentinel-id",
+        "asked control-router /api/metrics",
+        "cp router-id:/capture",
+    ] == log
 
 
 def test_collect_router_without_an_answer(tmp_path: Path) -> None:

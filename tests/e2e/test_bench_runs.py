@@ -59,6 +59,15 @@ class TestOfflineDemo:
         assert report["outcome"]["ok"]
         assert all(proof["ok"] for proof in report["deliveries"].values())
         assert (run_dir / "log.jsonl").is_file()
+        services = (run_dir / "reps" / "1" / "services.txt").read_text().split()
+        assert [
+            "control-agent",
+            "control-router",
+            "hpatch-agent",
+            "hpatch-router",
+            "provider",
+            "sentinel",
+        ] == services
         assert 0o700 == run_dir.stat().st_mode & 0o777
         assert [] == leftovers(run_dir)
         starts = python_starts(venv)
@@ -75,6 +84,10 @@ class TestScriptedFailures:
         )
         assert 0 != result.returncode, result.stderr[-3000:]
         assert [] == leftovers(run_dir)
+        # control-only runs no treatment router or agent (spec 002: "without a treatment
+        # router"): the topology has only what the mode needs.
+        services = (run_dir / "reps" / "1" / "services.txt").read_text().split()
+        assert ["control-agent", "control-router", "provider", "sentinel"] == services
         (attempt,) = results(run_dir)
         directory = run_dir / "attempts" / "1-control"
         for kept in ("codex.jsonl", "codex.exit", "diff.patch", "result.json"):
@@ -141,13 +154,20 @@ class TestCancellation:
 
 # A router image of another make: its own entrypoint (a shell wrapper) leaves a mark in
 # the capture directory it was given, then hands the contract's flags to a router.
+# A router image of another make: its own entrypoint and identity, and no bash, so
+# hpbench must never run anything inside it (readiness, metrics and listener counts come
+# from outside).
 OTHER_ROUTER_DOCKERFILE = """\
 FROM hpbench-router:{tag}
 USER root
 RUN printf '%s\\n' '#!/bin/sh' \\
+      'if [ "$*" = --version ]; then' \\
+      '  echo "{{\\"name\\": \\"other-router\\", \\"version\\": \\"e2e-1\\"}}"; exit 0' \\
+      'fi' \\
       'printf "other-router %s\\n" "$*" >/capture/entrypoint.txt' \\
       'exec python3 -m hpbench.reference.router "$@"' >/usr/local/bin/other-router \\
-    && chmod 0755 /usr/local/bin/other-router
+    && chmod 0755 /usr/local/bin/other-router \\
+    && rm -f /bin/bash /usr/bin/bash
 USER hpbench
 ENTRYPOINT ["/usr/local/bin/other-router"]
 """
@@ -185,4 +205,5 @@ class TestRouterPlugIn:
             )
         summary = (run_dir / "summary.md").read_text()
         assert f"the routers are {image} (control) and {image} (hpatch)" in summary
-        assert f"routers: control {image}, hpatch {image}" in result.stderr
+        assert f"control router: {image}" in result.stderr
+        assert f"hpatch router: {image}" in result.stderr

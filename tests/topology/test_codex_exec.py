@@ -45,6 +45,10 @@ class TestCodexExecPerArm:
             codex = topology.compose(
                 "exec",
                 "-T",
+                # The offline demo's key, passed at exec as bench-attempt does: the
+                # topology's containers hold no credential.
+                "-e",
+                "HPBENCH_API_KEY=offline",
                 f"{arm}-agent",
                 "codex",
                 "exec",

@@ -118,14 +118,48 @@ class TestHostProofs:
         assert not any("host." in p for p in _proofs(plan.containers["control-agent"]))
 
 
-class TestRouterProofs:
+class TestEgressProofs:
     def test_with_the_provider(self) -> None:
-        """When the scripted provider runs, each router must reach it."""
+        """When the scripted provider runs, the egress network reaches it: proven from the
+        sentinel (a router is a plug-in image that need not hold a shell)."""
         plan = plan_proofs(addressed(), [], None)
-        assert {
-            "control-router": ("control-router: provider.reachable",),
-            "hpatch-router": ("hpatch-router: provider.reachable",),
-        } == {s: tuple(_proofs(p)) for s, p in plan.containers.items() if "router" in s}
+        assert ("sentinel: provider.reachable",) == tuple(_proofs(plan.containers["sentinel"]))
+        assert not [s for s in plan.containers if "router" in s]
+
+    def test_a_real_provider_is_blocked_from_each_agent(self) -> None:
+        """A real run's provider is probed from each agent, which must not reach it."""
+        plan = plan_proofs(addressed(), [], None, provider=("172.30.0.1", 8443))
+        for agent in ("control-agent", "hpatch-agent"):
+            lines = [p.line() for p in plan.containers[agent]]
+            proof = f"block\t{agent}: provider.address (172.30.0.1:8443)\t172.30.0.1\t8443\t/"
+            assert proof in lines
+
+
+class TestOneArm:
+    def test_control_only_proves_the_control_agent_alone(self) -> None:
+        """control-only: its agent is proven; a treatment service that runs breaks the
+        structure by name (the mode needs none)."""
+        snap = addressed()
+        only = attrs.evolve(
+            snap,
+            containers=tuple(c for c in snap.containers if not c.service.startswith("hpatch")),
+        )
+        only = attrs.evolve(only, networks=tuple(n for n in only.networks if n.key != "hpatch"))
+        plan = plan_proofs(only, [], None, arms=("control",))
+        assert ["control-agent", "sentinel"] == sorted(plan.containers)
+        assert (Verdict("topology.verify"),) == plan.structure
+        both = plan_proofs(snap, [], None, arms=("control",)).structure
+        reasons = [v.why for v in both]
+        assert any("topology.service.unscheduled at $.services.hpatch-agent" in r for r in reasons)
+        assert any("topology.service.unscheduled at $.services.hpatch-router" in r for r in reasons)
+
+    def test_a_missing_scheduled_service_is_named(self) -> None:
+        snap = addressed()
+        only = attrs.evolve(
+            snap, containers=tuple(c for c in snap.containers if c.service != "control-router")
+        )
+        reasons = [v.why for v in plan_proofs(only, [], None, arms=("control",)).structure]
+        assert any("topology.service.missing at $.services.control-router" in r for r in reasons)
 
     def test_without_the_provider(self) -> None:
         """No provider, no router proofs: only the agents are proven from inside."""
@@ -190,10 +224,9 @@ class TestWrite:
         names = sorted(p.name for p in (tmp_path / "plan").iterdir())
         assert [
             "control-agent.probes",
-            "control-router.probes",
             "host.probes",
             "hpatch-agent.probes",
-            "hpatch-router.probes",
+            "sentinel.probes",
             "structure.verdicts",
         ] == names
         text = (tmp_path / "plan" / "control-agent.probes").read_text()

@@ -24,14 +24,16 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from hpbench import schemagen
+from hpbench import __version__, schemagen
 from hpbench._convert import make_converter, structure
+from hpbench._git import git_env
 from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
@@ -82,6 +84,13 @@ class RunPlan(Settings):
     base_revision: str
     oracle_revision: str
     grader: GraderPlan
+    hpbench_version: str = attrs.field(metadata=schemagen.doc("the hpbench that planned the run"))
+    hpbench_revision: str = attrs.field(
+        metadata=schemagen.doc(
+            "its git commit, with `-dirty` when the checkout had uncommitted changes; empty "
+            "when it is not a git checkout (the report then refuses the run's provenance)"
+        )
+    )
 
 
 _CONVERTER = make_converter()
@@ -286,7 +295,32 @@ def _copy_replay(source: Path, layout: RunLayout) -> None:
             (Path(directory) / name).chmod(0o644)
 
 
-def build_plan(settings: Settings, task: Task, run_id: str, reference_image: str) -> RunPlan:
+def checkout_revision(root: Path) -> str:
+    """The git commit of the hpbench checkout at ``root`` (``-dirty`` when tracked files
+    changed), or ``""`` when it is not a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--verify", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=git_env(),
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=git_env(),
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f"{head}-dirty" if dirty else head
+
+
+def build_plan(
+    settings: Settings, task: Task, run_id: str, reference_image: str, revision: str = ""
+) -> RunPlan:
     """The plan of one run from its checked settings and its loaded task."""
     manifest = task.manifest
     return RunPlan(
@@ -299,6 +333,8 @@ def build_plan(settings: Settings, task: Task, run_id: str, reference_image: str
         base_revision=manifest.source.base_revision,
         oracle_revision=manifest.source.oracle_revision,
         grader=grader_plan(task),
+        hpbench_version=__version__,
+        hpbench_revision=revision,
     )
 
 
@@ -331,7 +367,11 @@ def write_plan(
     settings = settings_from_env(mode, env)
     task = load(settings.task)
     layout = RunLayout(run_dir)
-    plan = build_plan(settings, task, run_dir.name, reference_router_image(env))
+    # The checkout bench.sh runs from (BENCH_ROOT), else the one this package lives in.
+    root = Path(env.get("BENCH_ROOT") or Path(__file__).resolve().parents[1])
+    plan = build_plan(
+        settings, task, run_dir.name, reference_router_image(env), checkout_revision(root)
+    )
     if plan.offline_demo:
         _copy_replay(replay_dir or task.directory / "replay", layout)
     elif replay_dir is not None:

@@ -10,6 +10,7 @@ directory")::
       attempts/<rep>-<arm>/   codex.jsonl  result.json  ...
       routers/<rep>-<arm>/    metrics.json  capture/
       reps/<rep>/             provider.jsonl  services.txt
+      provenance/             <arm>-router.image-id  <arm>-router.identity  ...
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ VERDICT_JSON = "verdict.json"
 # Files of one router directory (routers/<rep>-<arm>/).
 METRICS_JSON = "metrics.json"
 CAPTURE_DIR = "capture"
+# Files of the provenance directory (provenance/), one fact a file, written by
+# bench-provenance after the images are built: per scheduled arm
+# ``<arm>-router.image-id`` and ``<arm>-router.identity`` (its ``--version`` line), and
+# the agent image's id and Codex version.
+PROVENANCE_IMAGE_ID = "image-id"
+PROVENANCE_IDENTITY = "identity"
+PROVENANCE_AGENT_IMAGE_ID = "agent.image-id"
+PROVENANCE_CODEX_VERSION = "codex.version"
 # Files of the instructions directory besides each arm's text.
 INSTRUCTIONS_DIFF = "treatment.diff"
 INSTRUCTIONS_HASHES = "hashes.json"
@@ -89,6 +98,15 @@ class RunLayout:
     def grader_spec(self) -> Path:
         """The hidden grader as the run uses it, one fact a file."""
         return self.root / "grader-spec"
+
+    @property
+    def provenance(self) -> Path:
+        """What ran, as the engine and the images said (bench-provenance)."""
+        return self.root / "provenance"
+
+    def router_fact(self, arm: str, fact: str) -> Path:
+        """One fact about ``arm``'s router image in ``provenance/``."""
+        return self.provenance / f"{arm}-router.{fact}"
 
     @property
     def fingerprint_inputs(self) -> Path:

@@ -21,7 +21,13 @@ from hpbench.plan import GraderPlan, RunPlan, write_run_json
 from hpbench.results import Attempt, AttemptIdentity, FailureClass
 from hpbench.results.gotest import GoTestCounts
 from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
-from hpbench.rundir import RunLayout
+from hpbench.rundir import (
+    PROVENANCE_AGENT_IMAGE_ID,
+    PROVENANCE_CODEX_VERSION,
+    PROVENANCE_IDENTITY,
+    PROVENANCE_IMAGE_ID,
+    RunLayout,
+)
 
 MODEL = "gpt-6-astra"
 ANSWER = "kv/rangestream.go"
@@ -174,9 +180,11 @@ def write_plan(
     arms: Sequence[str] = ("control", "hpatch"),
     repetitions: int = 1,
     offline: bool = True,
+    provenance: bool = True,
     **overrides: Any,
 ) -> RunPlan:
-    """A run's run.json built through the plan model (a stand-in task's facts)."""
+    """A run's run.json built through the plan model (a stand-in task's facts), and,
+    unless ``provenance`` is false, the complete provenance bench-provenance writes."""
     plan = RunPlan(
         mode="paired" if len(arms) == 2 else "control-only",
         arms=tuple(arms),
@@ -206,7 +214,28 @@ def write_plan(
             files=("kv/hidden_test.go",),
             preload_go_qualification_grader=False,
         ),
+        hpbench_version="0.1.0",
+        hpbench_revision="d" * 40,
     )
     plan = attrs.evolve(plan, **overrides)
     write_run_json(RunLayout(run), plan)
+    if provenance:
+        write_provenance(run, plan.arms)
     return plan
+
+
+IMAGE_ID = "sha256:" + "9f" * 32
+ROUTER_IDENTITY = '{"name": "hpbench-reference-router", "version": "0.1.0"}'
+
+
+def write_provenance(
+    run: Path, arms: Sequence[str], identity: str = ROUTER_IDENTITY, codex: str = "0.169.0"
+) -> None:
+    """provenance/ as bench-provenance writes it after the images are built."""
+    layout = RunLayout(run)
+    layout.provenance.mkdir(parents=True, exist_ok=True)
+    for arm in arms:
+        layout.router_fact(arm, PROVENANCE_IMAGE_ID).write_text(IMAGE_ID + "\n")
+        layout.router_fact(arm, PROVENANCE_IDENTITY).write_text(identity + "\n")
+    (layout.provenance / PROVENANCE_AGENT_IMAGE_ID).write_text(IMAGE_ID + "\n")
+    (layout.provenance / PROVENANCE_CODEX_VERSION).write_text(f"codex-cli {codex}\n")

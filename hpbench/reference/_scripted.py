@@ -33,13 +33,10 @@ from hpbench.reference._records import authorization_kind, request_facts
 from hpbench.reference._render import failed_event, render_step, response_events
 from hpbench.reference._sse import encode_event
 from hpbench.reference._usage import PrefixCache, Usage, output_usage, prompt_units, short_hash
+from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
 from hpbench.reference.script import Fault, FaultKind, Script
 
 log = structlog.get_logger("hpbench.reference.provider")
-
-SCRIPTED_REQUEST_ID_PREFIX = "hpbench-scripted-"
-"""Every ``x-request-id`` the scripted provider sends starts with this, so a router's
-capture (``provider_request_id``) shows that the scripted provider answered."""
 
 
 def request_id(seq: int) -> str:

@@ -41,7 +41,7 @@ What it guarantees (``docs/reference-equipment.md`` has the details):
   without ``Authorization: Bearer <$NAME>`` gets a 401 and a ``refused``
   record; the key is read from the environment only and never recorded.
 - **Request ids**: ``x-request-id`` is ``hpbench-scripted-req_<seq>``
-  (:data:`~hpbench.reference._scripted.SCRIPTED_REQUEST_ID_PREFIX`).
+  (:data:`~hpbench.reference.identity.SCRIPTED_REQUEST_ID_PREFIX`).
 
 This module is the command line; requests are answered by
 :mod:`hpbench.reference._scripted`.

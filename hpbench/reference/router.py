@@ -55,12 +55,9 @@ from hpbench.capture import CaptureWriter, Protocol, RouterMode
 from hpbench.reference import _server
 from hpbench.reference._relay import Router
 from hpbench.reference._upstream import Upstream
+from hpbench.reference.identity import REFERENCE_ROUTER_NAME
 
 log = structlog.get_logger("hpbench.reference.router")
-
-# What ``--version`` reports (docs/router-contract.md): the report names this router as
-# test equipment by this name, whatever its image is tagged.
-NAME = "hpbench-reference-router"
 
 
 class _Identity(argparse.Action):
@@ -70,7 +67,7 @@ class _Identity(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the router's identity")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        sys.stdout.write(json.dumps({"name": NAME, "version": __version__}) + "\n")
+        sys.stdout.write(json.dumps({"name": REFERENCE_ROUTER_NAME, "version": __version__}) + "\n")
         parser.exit(0)
 
 

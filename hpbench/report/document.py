@@ -307,6 +307,46 @@ class Delivery:
 
 
 @attrs.frozen
+class RouterProvenance:
+    """One arm's router as it ran."""
+
+    arm: str = attrs.field(metadata=doc("`control` or `hpatch`."))
+    image: str = attrs.field(metadata=doc("The image reference the run named."))
+    image_id: str | None = attrs.field(metadata=doc("The engine's image id; null when unknown."))
+    name: str | None = attrs.field(metadata=doc("The router's self-reported name (`--version`)."))
+    version: str | None = attrs.field(metadata=doc("Its self-reported version."))
+    mode: str | None = attrs.field(metadata=doc("The mode its captured snapshots report."))
+    protocol: str | None = attrs.field(metadata=doc("The protocol they report."))
+    stand_in: str | None = attrs.field(
+        metadata=doc("Which test equipment it is (by its self-reported name); null when none.")
+    )
+
+
+@attrs.frozen
+class Provenance:
+    """What ran: the facts behind every number, and what could not be established."""
+
+    hpbench_version: str = attrs.field(metadata=doc("The hpbench that planned the run."))
+    hpbench_revision: str | None = attrs.field(
+        metadata=doc("Its git commit (`-dirty`: uncommitted changes); null when unknown.")
+    )
+    task_fingerprint: str = attrs.field(metadata=doc("The task's sha256 fingerprint."))
+    codex_version: str | None = attrs.field(metadata=doc("`codex --version` in the agent image."))
+    agent_image_id: str | None = attrs.field(metadata=doc("The agent image's id."))
+    provider: str = attrs.field(
+        metadata=doc("The provider as scheme and host (never a path, query or key).")
+    )
+    provider_stand_in: str | None = attrs.field(
+        metadata=doc("Which test equipment answered as the provider; null when none did.")
+    )
+    routers: tuple[RouterProvenance, ...] = attrs.field(metadata=doc("Each scheduled arm's."))
+    stand_ins: tuple[str, ...] = attrs.field(metadata=doc("Every stand-in that ran, one a line."))
+    missing: tuple[str, ...] = attrs.field(
+        metadata=doc("What could not be established; the report refuses the run unless empty.")
+    )
+
+
+@attrs.frozen
 class Outcome:
     """Whether the run's evidence holds, and every reason it does not."""
 
@@ -340,6 +380,7 @@ class ReportDocument:
     agent_seconds: dict[str, tuple[float | None, ...]] = attrs.field(
         metadata=doc("Each attempt's agent wall time, by arm.")
     )
+    provenance: Provenance = attrs.field(metadata=doc("What ran."))
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from hpbench._documents import document_json, read_document
+from hpbench.capture.models import MetricsSnapshot
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.delivery import prove_delivery
@@ -40,9 +41,10 @@ from hpbench.report.figures import (
     attempt_figures,
     comparison,
 )
+from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
-from hpbench.rundir import CODEX_JSONL, INSTRUCTIONS_HASHES, RunLayout
+from hpbench.rundir import CAPTURE_DIR, CODEX_JSONL, INSTRUCTIONS_HASHES, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 
@@ -83,13 +85,25 @@ def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
     return found
 
 
-def _captures(
-    run_dir: Path, arms: Sequence[str], check: CaptureCheck
-) -> tuple[dict[str, Any], dict[str, Figures], dict[str, Any]]:
-    """Each router's verdict, the figures of the valid ones, and every router's evidence rows."""
+@attrs.frozen
+class _Captured:
+    """Each router's verdict, the figures and snapshots of the valid ones (snapshots by
+    arm), and every router's evidence rows."""
+
+    captures: dict[str, Any]
+    per_attempt: dict[str, Figures]
+    evidence: dict[str, Any]
+    snapshots: dict[str, list[MetricsSnapshot]]
+    directories: list[Path]
+
+
+def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captured:
+    """Every router directory of ``arms``, checked once."""
     captures: dict[str, Any] = {}
     per_attempt: dict[str, Figures] = {}
     evidence: dict[str, Any] = {}
+    snapshots: dict[str, list[MetricsSnapshot]] = {arm: [] for arm in arms}
+    directories: list[Path] = []
     for arm in arms:
         for repetition, router_dir in _router_dirs(run_dir, arm):
             key = f"{repetition}-{arm}"
@@ -100,9 +114,11 @@ def _captures(
                 "findings": [finding.to_json() for finding in verdict.findings],
             }
             evidence[key] = router_evidence(router_dir, verdict.snapshot)
+            directories.append(router_dir / CAPTURE_DIR)
             if verdict.valid and verdict.snapshot is not None:
                 per_attempt[key] = attempt_figures(verdict.snapshot)
-    return captures, per_attempt, evidence
+                snapshots[arm].append(verdict.snapshot)
+    return _Captured(captures, per_attempt, evidence, snapshots, directories)
 
 
 def _usage(
@@ -228,7 +244,8 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     results = load_results(run_dir)
     correct = correctness(results, arms, int(run["repetitions"]))
     chosen = populations(correct["pairs"])
-    captures, per_attempt, evidence = _captures(run_dir, arms, check)
+    captured = _captures(run_dir, arms, check)
+    captures, per_attempt, evidence = captured.captures, captured.per_attempt, captured.evidence
     attempt_keys = {r.key for r in results} | set(captures)
     for key in sorted(attempt_keys - set(evidence)):
         evidence[key] = {
@@ -268,6 +285,9 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
     if run.get("enforce_no_edit_loops", True):
         reasons += loop_gate_reasons(commands)
+    ran = provenance(run_dir, run, captured.snapshots, captured.directories)
+    if ran["missing"]:
+        reasons.append(f"provenance incomplete: {'; '.join(ran['missing'])}")
     return {
         "schema": REPORT_SCHEMA,
         "run": run,
@@ -283,6 +303,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "agent_seconds": {
             arm: [r.elapsed.agent_seconds for r in results if r.arm == arm] for arm in arms
         },
+        "provenance": ran,
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

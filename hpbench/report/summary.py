@@ -19,6 +19,7 @@ from hpbench.report.markdown import (
     table,
 )
 from hpbench.report.summary_usage import evidence_section, usage_section
+from hpbench.report.summary_what_ran import what_ran_section
 
 # The threshold a reader most often brings; McNemar's floor is compared with it
 # only to say in words when no outcome of these pairs could get there.
@@ -48,8 +49,6 @@ def _banner(run: dict[str, Any]) -> list[str]:
             ("model / effort", f"{run['model']} / {run['effort']}"),
             ("repetitions", str(run["repetitions"])),
             ("arms", ", ".join(run["arms"])),
-            ("Codex CLI", run.get("codex_version", UNAVAILABLE)),
-            ("provider", run.get("provider", UNAVAILABLE)),
         ],
     )
     return [*lines, ""]
@@ -303,6 +302,7 @@ def render_summary(report: dict[str, Any]) -> str:
         verdict += [f"- {redact(reason)}" for reason in outcome["reasons"]]
     sections = [
         _banner(report["run"]),
+        what_ran_section(report),
         [*verdict, ""],
         _correctness(report),
         usage_section(report),

@@ -58,6 +58,24 @@ class TestOfflineDemo:
         report = json.loads((run_dir / "report.json").read_text())
         assert report["outcome"]["ok"]
         assert all(proof["ok"] for proof in report["deliveries"].values())
+        # What ran: every fact established, every stand-in named by what it said.
+        ran = report["provenance"]
+        assert [] == ran["missing"]
+        assert ran["codex_version"] == f"codex-cli {report['run']['codex_version']}"
+        assert ran["hpbench_revision"].startswith(
+            subprocess.run(
+                ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
+        assert [
+            "control router: reference router (test equipment)",
+            "hpatch router: reference router (test equipment)",
+            "provider: scripted provider (test equipment)",
+        ] == ran["stand_ins"]
+        assert summary.index("## What ran") < summary.index("## Outcome")
         assert (run_dir / "log.jsonl").is_file()
         services = (run_dir / "reps" / "1" / "services.txt").read_text().split()
         assert [
@@ -205,5 +223,17 @@ class TestRouterPlugIn:
             )
         summary = (run_dir / "summary.md").read_text()
         assert f"the routers are {image} (control) and {image} (hpatch)" in summary
+        # The report names the image by what it said about itself: no stand-in router.
+        report = json.loads((run_dir / "report.json").read_text())
+        ran = report["provenance"]
+        assert [] == ran["missing"]
+        assert [("other-router", "e2e-1", None, image)] * 2 == [
+            (r["name"], r["version"], r["stand_in"], r["image"]) for r in ran["routers"]
+        ]
+        assert [("passthrough", "native"), ("hpatch", "native")] == [
+            (r["mode"], r["protocol"]) for r in ran["routers"]
+        ]
+        assert ["provider: scripted provider (test equipment)"] == ran["stand_ins"]
+        assert "other-router e2e-1" in summary
         assert f"control router: {image}" in result.stderr
         assert f"hpatch router: {image}" in result.stderr

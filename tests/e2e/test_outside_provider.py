@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hpbench.reference._scripted import SCRIPTED_REQUEST_ID_PREFIX
+from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
 
 from ..conftest import build_images_once
 from ..outside import (

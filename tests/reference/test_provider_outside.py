@@ -17,9 +17,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hpbench.reference._scripted import SCRIPTED_REQUEST_ID_PREFIX, key_refusal
+from hpbench.reference._scripted import key_refusal
 from hpbench.reference._sse import EventDecoder
 from hpbench.reference.harness import LOOPBACK, free_port, read_jsonl
+from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
 
 from ..outside import fake_key, make_ca, make_server_cert
 

@@ -45,6 +45,11 @@ FORBIDDEN_KEYS = frozenset(
     {"chatgpt_base_url", "openai_base_url", "mcp_servers", "experimental_instructions_file"}
 )
 FEATURES_OFF = ("plugins", "apps", "goals", "unbounded_connection_retries")
+# Variables the commands Codex runs never inherit: Codex 0.169 passes its whole
+# environment to them, the API key included, and a command's output lands in the
+# evidence. (A command can still read the key from Codex's own process; the run's
+# evidence is scrubbed of it: hpbench/credentials.py.)
+SHELL_EXCLUDES = ("*KEY*", "*SECRET*", "*TOKEN*")
 
 
 class ReasoningEffort(enum.Enum):
@@ -147,6 +152,8 @@ def _toml_string(value: str) -> str:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -169,6 +176,7 @@ def config_tables(config: CodexConfig) -> dict[str, Any]:
     top["web_search"] = "disabled"
     top["check_for_update_on_startup"] = False
     top["features"] = dict.fromkeys(FEATURES_OFF, False)
+    top["shell_environment_policy"] = {"exclude": list(SHELL_EXCLUDES)}
     top["agents"] = {"enabled": False}
     top["analytics"] = {"enabled": False}
     top["model_providers"] = {
@@ -237,6 +245,11 @@ def _config_findings(data: dict[str, Any], source: str) -> list[Finding]:
         ("$.check_for_update_on_startup", data.get("check_for_update_on_startup"), False),
         ("$.agents.enabled", _get(data, "agents", "enabled"), False),
         ("$.analytics.enabled", _get(data, "analytics", "enabled"), False),
+        (
+            "$.shell_environment_policy.exclude",
+            _get(data, "shell_environment_policy", "exclude"),
+            list(SHELL_EXCLUDES),
+        ),
     ]
     expected += [(f"$.features.{n}", _get(data, "features", n), False) for n in FEATURES_OFF]
     for field, actual, wanted in expected:

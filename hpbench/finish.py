@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from hpbench._jsonio import write_atomic
+from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
 from hpbench.plan import RunPlan, load_plan
 from hpbench.report import build_report, render_summary
@@ -117,9 +120,13 @@ def write_report(run_dir: Path) -> dict[str, Any]:
     return report
 
 
-def finish_run(run_dir: Path) -> dict[str, Any]:
-    """Attempt objects, ``results.jsonl`` and the report of a planned run."""
+def finish_run(run_dir: Path, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Attempt objects, ``results.jsonl`` and the report of a planned run, built from
+    evidence scrubbed of the run's credential first (``env`` holds it; default: this
+    process's environment)."""
     plan = load_plan(run_dir)
+    layout = RunLayout(run_dir)
+    scrub_run(run_dir, plan, os.environ if env is None else env, layout.credential_exposures)
     write_attempts(run_dir, plan)
     merge_results(run_dir)
     return write_report(run_dir)

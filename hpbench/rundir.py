@@ -61,6 +61,8 @@ GRADER_STDERR = "grader.stderr"
 GRADER_EXIT = "grader.exit"
 GRADER_STATE = "grader.state"
 VERDICT_JSON = "verdict.json"
+# The scripted provider's request records (reps/<rep>/ of an offline run).
+PROVIDER_RECORDS = "provider.jsonl"
 # Files of one router directory (routers/<rep>-<arm>/).
 METRICS_JSON = "metrics.json"
 CAPTURE_DIR = "capture"
@@ -72,6 +74,9 @@ PROVENANCE_IMAGE_ID = "image-id"
 PROVENANCE_IDENTITY = "identity"
 PROVENANCE_AGENT_IMAGE_ID = "agent.image-id"
 PROVENANCE_CODEX_VERSION = "codex.version"
+# The run directory's link to its mount root, where the agents' mounts live during the
+# run (bench-lib.sh, mount_root).
+MOUNTS_LINK = ".mounts"
 # Files of the instructions directory besides each arm's text.
 INSTRUCTIONS_DIFF = "treatment.diff"
 INSTRUCTIONS_HASHES = "hashes.json"
@@ -98,6 +103,11 @@ class RunLayout:
     def grader_spec(self) -> Path:
         """The hidden grader as the run uses it, one fact a file."""
         return self.root / "grader-spec"
+
+    @property
+    def credential_exposures(self) -> Path:
+        """Files in which the credential was found and replaced (hpbench.credentials)."""
+        return self.root / "credential-exposures.txt"
 
     @property
     def provenance(self) -> Path:
@@ -180,4 +190,4 @@ class RunLayout:
 
     def provider_records(self, repetition: int) -> Path:
         """The scripted provider's request records of a repetition (offline runs)."""
-        return self.root / "reps" / str(repetition) / "provider.jsonl"
+        return self.root / "reps" / str(repetition) / PROVIDER_RECORDS

@@ -200,6 +200,14 @@ def _instructions(run_dir: Path) -> dict[str, Any] | None:
     }
 
 
+def _credential_exposures(run_dir: Path) -> list[str]:
+    """The files the credential was found in and replaced (``hpbench run finish``)."""
+    path = RunLayout(run_dir).credential_exposures
+    if not path.is_file():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
 def read_phases(path: Path) -> dict[str, float]:
     """Phase elapsed times the shell recorded as ``<phase>\t<seconds>`` lines.
 
@@ -285,6 +293,12 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
     if run.get("enforce_no_edit_loops", True):
         reasons += loop_gate_reasons(commands)
+    exposures = _credential_exposures(run_dir)
+    if exposures:
+        reasons.append(
+            f"the run's credential appeared in {len(exposures)} file(s) and was redacted "
+            f"there: {', '.join(exposures)}"
+        )
     ran = provenance(run_dir, run, captured.snapshots, captured.directories)
     if ran["missing"]:
         reasons.append(f"provenance incomplete: {'; '.join(ran['missing'])}")

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hpbench.routercheck.evidence import (
+    METRICS,
     TURN_STATE_HEADER,
     ClientExchange,
     ClientReport,
@@ -198,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ready:
             requests = [request for _, request in recorded_requests(args.requests)]
             exchanges = run_requests(args.router, requests, credential=credential, bodies=bodies)
-            metrics_status, error = _fetch_metrics(args.router, args.out / "metrics.json")
+            metrics_status, error = _fetch_metrics(args.router, args.out / METRICS)
     except Exception as exc:  # the evidence must say why it stops short
         error = f"{type(exc).__name__}: {exc}"
     report = ClientReport(

@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from hpbench import rundir
 from hpbench._convert import make_converter, structure
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
@@ -42,9 +43,10 @@ REQUESTS = "requests"
 CLIENT = "client"
 CLIENT_REPORT = "client/client.json"
 CLIENT_BODIES = "client/bodies"
-METRICS = "metrics.json"
-PROVIDER_RECORDS = "provider.jsonl"
-CAPTURE = "capture"
+# The same files as a run's router evidence, by the same names (hpbench/rundir.py).
+METRICS = rundir.METRICS_JSON
+PROVIDER_RECORDS = rundir.PROVIDER_RECORDS
+CAPTURE = rundir.CAPTURE_DIR
 ROUTER_LOG = "router.log"
 
 CODE = "router_check.evidence"

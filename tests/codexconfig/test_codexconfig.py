@@ -234,6 +234,10 @@ class TestCheck:
                 "$.model_providers.hpbench.base_url",
             ),
             (('model_provider = "hpbench"', 'model_provider = "openai"'), "$.model_provider"),
+            (
+                ('exclude = ["*KEY*", "*SECRET*", "*TOKEN*"]', "exclude = []"),
+                "$.shell_environment_policy.exclude",
+            ),
         ],
     )
     def test_each_deviation_is_named(self, edit: tuple[str, str], field: str):
@@ -357,6 +361,44 @@ class TestWithCodex:
         assert "warning" not in run.stderr.lower().replace("warning: proceeding", "")
         expected = hashlib.sha256(b"You are the benchmark agent. Use the workspace only.")
         assert expected.hexdigest() == records[0]["request"]["first_developer_sha256"]
+
+    def test_commands_do_not_inherit_the_key(self, tmp_path: Path):
+        """Codex passes its environment to the commands it runs: the generated config keeps
+        the key (and anything named like a secret) out of them, so `env` prints none."""
+        script = tmp_path / "env.json"
+        command = "env; echo END"
+        script.write_text(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "name": "env",
+                    "steps": [
+                        {"output": [{"type": "exec_command", "cmd": command}]},
+                        {"output": [{"type": "message", "text": "done"}]},
+                    ],
+                }
+            )
+        )
+        key = "sk-hpbench-fake-shell-env"
+        with running_provider({"default": script}, tmp_path) as prov:
+            home = tmp_path / "codex-home"
+            write_config(
+                CodexConfig(arm=Arm.CONTROL, router_url=f"{prov.url}/v1", request_max_retries=0),
+                home / "config.toml",
+            )
+            workspace = tmp_path / "ws"
+            workspace.mkdir()
+            run = codex_exec(home, workspace, "Show the environment.", key_value=key, timeout=90)
+        assert 0 == run.returncode, run.stderr[-2000:]
+        outputs = [
+            event["item"]["aggregated_output"]
+            for event in map(json.loads, run.stdout.splitlines())
+            if event.get("type") == "item.completed"
+            and event["item"].get("type") == "command_execution"
+        ]
+        assert 1 == len(outputs) and "END" in outputs[0] and "CODEX_HOME=" in outputs[0]
+        assert "HPBENCH_API_KEY" not in outputs[0]
+        assert key not in run.stdout
 
     def test_codex_connects_to_loopback_only(self, tmp_path: Path, replay_dir: Path):
         """Under strace, a whole exec with the generated config connects to 127.0.0.1 only:

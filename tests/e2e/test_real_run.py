@@ -215,3 +215,36 @@ class TestOutsideProvider:
         assert not any(a["passed"] for a in results(run_dir))
         for needle in (wrong.encode(), outside.key.encode()):
             assert [] == _files_holding(run_dir, needle)
+
+
+class TestAuthFile:
+    @pytest.mark.skipif(os.geteuid() != 0, reason="giving the file to uid 1000 needs root")
+    def test_a_codex_auth_file_is_the_credential(
+        self, runs_dir: Path, router_image: str, tmp_path: Path
+    ) -> None:
+        """CODEX_AUTH_FILE instead of a key variable: mounted read-only into the agents,
+        whose Codex sends its key; both arms pass and the key is in no file of the run."""
+        with outside_provider(_script(tmp_path), tmp_path / "outside") as outside:
+            auth = tmp_path / "auth" / "auth.json"
+            auth.parent.mkdir()
+            auth.write_text(json.dumps({"OPENAI_API_KEY": outside.key}))
+            # Bind-mounted as it is: the agents' Codex runs as uid 1000.
+            os.chown(auth, 1000, 1000)
+            auth.chmod(0o400)
+            result, run_dir = bench(
+                "paired",
+                runs_dir,
+                PROVIDER=outside.url,
+                CODEX_AUTH_FILE=str(auth),
+                PROVIDER_CA_BUNDLE=str(outside.ca_bundle),
+                HPATCH_ROUTER_IMAGE=router_image,
+            )
+            records = outside.records()
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert all(a["passed"] for a in results(run_dir))
+        assert records and all(record.get("refused") is None for record in records)
+        for arm in ("control", "hpatch"):
+            config = (run_dir / "codex" / arm / "config.toml").read_text()
+            assert "requires_openai_auth = true" in config and "env_key" not in config
+        assert [] == _files_holding(run_dir, outside.key.encode())
+        assert outside.key not in result.stdout + result.stderr

@@ -158,9 +158,17 @@ class TestReadiness:
         done = topology.ready("3")
         assert 1 == done.returncode
         assert "sentinel:8080/ did not answer 200 within 3 s (last: no connection)" in done.stderr
-        assert "control-router:" in done.stderr
-        assert "hpatch-router:" in done.stderr
         assert "is not ready" in done.stderr
+
+    def test_a_router_that_never_listens_is_named(self, topology: Any) -> None:
+        """Readiness is asked from the sentinel (nothing runs inside a router): a running
+        router that does not listen is named by its service and path."""
+        mute = "services:\n  hpatch-router:\n    entrypoint: [sleep, infinity]\n    command: []\n"
+        topology.override("mute-router.yaml", mute)
+        topology.up(ready=False)
+        done = topology.ready("3")
+        assert 1 == done.returncode
+        assert "hpatch-router:8080/api/metrics did not answer 200 within 3 s" in done.stderr
 
     def test_a_stopped_service_is_named(self, topology: Any) -> None:
         """A router that is not running is named with its state."""

@@ -38,6 +38,7 @@ from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
+from hpbench.provenance import Observed, read_observed
 from hpbench.rundir import Arm, RunLayout
 from hpbench.settings import (
     API_KEY_VARIABLES,
@@ -90,6 +91,13 @@ class RunPlan(Settings):
             "its git commit, with `-dirty` when the checkout had uncommitted changes; empty "
             "when it is not a git checkout (the report then refuses the run's provenance)"
         )
+    )
+    observed: Observed | None = attrs.field(
+        default=None,
+        metadata=schemagen.doc(
+            "what the engine and the images said before the run (`hpbench run provenance`); "
+            "null until then"
+        ),
     )
 
 
@@ -386,6 +394,19 @@ def write_plan(
     write_run_json(layout, plan)
     write_atomic(layout.plan_env, plan_env(plan, layout))
     return plan
+
+
+def observe(run_dir: Path) -> Observed:
+    """Read what bench-provenance recorded into run.json's ``observed`` section.
+
+    Returns the observation; its ``missing`` lines are empty when provenance is complete.
+    """
+    layout = RunLayout(run_dir)
+    plan = load_plan(run_dir)
+    images = {"control": plan.control_router_image, "hpatch": plan.hpatch_router_image}
+    observed = read_observed(layout, plan.arms, images, plan.codex_version)
+    write_run_json(layout, attrs.evolve(plan, observed=observed))
+    return observed
 
 
 def plan_json(plan: RunPlan) -> dict[str, Any]:

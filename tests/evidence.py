@@ -18,6 +18,7 @@ import attrs
 from hpbench.codex.events import Usage
 from hpbench.instructions.derive import delivered_digest
 from hpbench.plan import GraderPlan, RunPlan, write_run_json
+from hpbench.provenance import Observed, RouterImage
 from hpbench.results import Attempt, AttemptIdentity, FailureClass
 from hpbench.results.gotest import GoTestCounts
 from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
@@ -183,8 +184,8 @@ def write_plan(
     provenance: bool = True,
     **overrides: Any,
 ) -> RunPlan:
-    """A run's run.json built through the plan model (a stand-in task's facts), and,
-    unless ``provenance`` is false, the complete provenance bench-provenance writes."""
+    """A run's run.json built through the plan model (a stand-in task's facts), with
+    complete observed provenance unless ``provenance`` is false."""
     plan = RunPlan(
         mode="paired" if len(arms) == 2 else "control-only",
         arms=tuple(arms),
@@ -217,25 +218,42 @@ def write_plan(
         hpbench_version="0.1.0",
         hpbench_revision="d" * 40,
     )
+    if provenance:
+        plan = attrs.evolve(plan, observed=observed(plan.arms))
     plan = attrs.evolve(plan, **overrides)
     write_run_json(RunLayout(run), plan)
-    if provenance:
-        write_provenance(run, plan.arms)
     return plan
 
 
 IMAGE_ID = "sha256:" + "9f" * 32
-ROUTER_IDENTITY = '{"name": "hpbench-reference-router", "version": "0.1.0"}'
+REFERENCE_IDENTITY = {"name": "hpbench-reference-router", "version": "0.1.0"}
+
+
+def observed(
+    arms: Sequence[str], identity: dict[str, str] | None = None, codex: str = "0.169.0"
+) -> Observed:
+    """Complete provenance, as ``hpbench run provenance`` reads it before a run."""
+    said = identity or REFERENCE_IDENTITY
+    return Observed(
+        routers=tuple(
+            RouterImage(arm, "hpbench-router:local", IMAGE_ID, said["name"], said["version"])
+            for arm in arms
+        ),
+        codex_version=f"codex-cli {codex}",
+        agent_image_id=IMAGE_ID,
+        missing=(),
+    )
 
 
 def write_provenance(
-    run: Path, arms: Sequence[str], identity: str = ROUTER_IDENTITY, codex: str = "0.169.0"
+    run: Path, arms: Sequence[str], identity: str | None = None, codex: str = "0.169.0"
 ) -> None:
     """provenance/ as bench-provenance writes it after the images are built."""
     layout = RunLayout(run)
     layout.provenance.mkdir(parents=True, exist_ok=True)
+    line = identity if identity is not None else json.dumps(REFERENCE_IDENTITY)
     for arm in arms:
         layout.router_fact(arm, PROVENANCE_IMAGE_ID).write_text(IMAGE_ID + "\n")
-        layout.router_fact(arm, PROVENANCE_IDENTITY).write_text(identity + "\n")
+        layout.router_fact(arm, PROVENANCE_IDENTITY).write_text(line + "\n")
     (layout.provenance / PROVENANCE_AGENT_IMAGE_ID).write_text(IMAGE_ID + "\n")
     (layout.provenance / PROVENANCE_CODEX_VERSION).write_text(f"codex-cli {codex}\n")

@@ -10,9 +10,10 @@ from typing import Any
 import attrs
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json, print_raw
+from hpbench._console import err_console
 from hpbench.errors import HpbenchError
 from hpbench.finish import finish_run
-from hpbench.plan import write_plan
+from hpbench.plan import observe, write_plan
 from hpbench.rundir import RunLayout
 from hpbench.settings import KNOWN_MODES, settings_from_env
 from hpbench.task.registry import default_tasks_dir, load_task
@@ -60,6 +61,19 @@ def register(commands: Any) -> None:
     )
     plan.set_defaults(handler=plan_command)
 
+    observed = sub.add_parser(
+        "provenance",
+        help="read what bench-provenance recorded into run.json; exit 1 naming what is missing",
+        description=(
+            "Reads provenance/ (each scheduled router image's id and --version identity, the "
+            "agent image's id and Codex version) strictly into run.json's observed section. "
+            "Exit 1, naming every missing or malformed fact, when provenance is incomplete: "
+            "such a run's results would be refused, so it stops before any model call."
+        ),
+    )
+    observed.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    observed.set_defaults(handler=provenance_command)
+
     finish = sub.add_parser(
         "finish",
         help="every scheduled attempt's result.json, results.jsonl, report.json and summary.md",
@@ -99,6 +113,14 @@ def plan_command(args: argparse.Namespace) -> int:
     )
     print_raw(f"{RunLayout(args.run_dir).plan_env}  ({plan.mode}, task {plan.task})")
     return EXIT_OK
+
+
+def provenance_command(args: argparse.Namespace) -> int:
+    """``hpbench run provenance RUN_DIR``: the missing facts on stderr, if any."""
+    observed = observe(args.run_dir)
+    for line in observed.missing:
+        err_console.print(f"provenance incomplete: {line}", markup=False, highlight=False)
+    return EXIT_FINDINGS if observed.missing else EXIT_OK
 
 
 def finish_command(args: argparse.Namespace) -> int:

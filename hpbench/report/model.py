@@ -299,7 +299,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
             f"the run's credential appeared in {len(exposures)} file(s) and was redacted "
             f"there: {', '.join(exposures)}"
         )
-    ran = provenance(run_dir, run, captured.snapshots, captured.directories)
+    ran = provenance(run, captured.snapshots, captured.directories)
     if ran["missing"]:
         reasons.append(f"provenance incomplete: {'; '.join(ran['missing'])}")
     return {

@@ -237,3 +237,51 @@ class TestRouterPlugIn:
         assert "other-router e2e-1" in summary
         assert f"control router: {image}" in result.stderr
         assert f"hpatch router: {image}" in result.stderr
+
+
+# A router image that does not say who it is: `--version` prints no JSON.
+NAMELESS_ROUTER_DOCKERFILE = """\
+FROM hpbench-router:{tag}
+USER root
+RUN printf '%s\\n' '#!/bin/sh' \\
+      'if [ "$*" = --version ]; then echo "router 1.0"; exit 0; fi' \\
+      'exec python3 -m hpbench.reference.router "$@"' >/usr/local/bin/nameless \\
+    && chmod 0755 /usr/local/bin/nameless
+USER hpbench
+ENTRYPOINT ["/usr/local/bin/nameless"]
+"""
+
+
+class TestIncompleteProvenance:
+    def test_a_router_that_does_not_say_who_it_is_stops_the_run_before_any_model_call(
+        self, runs_dir: Path
+    ) -> None:
+        """Its results would be refused, so the run stops once the images are known:
+        no topology comes up, no model is called, and the facts stay in provenance/."""
+        tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
+        image = f"hpbench-e2e/nameless-router:{tag}"
+        built = subprocess.run(
+            ["docker", "build", "--quiet", "--tag", image, "-"],
+            input=NAMELESS_ROUTER_DOCKERFILE.format(tag=tag),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert 0 == built.returncode, built.stderr
+        try:
+            result, run_dir = bench("paired", runs_dir, HPATCH_ROUTER_IMAGE=image)
+        finally:
+            subprocess.run(
+                ["docker", "image", "rm", "--force", image], capture_output=True, check=False
+            )
+        assert 1 == result.returncode
+        for arm in ("control", "hpatch"):
+            line = f"provenance incomplete: {arm} router identity: --version did not print JSON"
+            assert line in result.stderr
+        assert "no model was called" in result.stderr
+        assert not (run_dir / "compose-projects").exists()
+        assert not (run_dir / "attempts").exists()
+        assert "router 1.0\n" == (run_dir / "provenance" / "hpatch-router.identity").read_text()
+        observed = json.loads((run_dir / "run.json").read_text())["observed"]
+        assert 2 == len(observed["missing"])

@@ -6,19 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
+from hpbench.plan import load_plan, write_run_json
 from hpbench.report import build_report, render_summary
 from hpbench.report.provenance import provider_endpoint
-from hpbench.rundir import (
-    PROVENANCE_AGENT_IMAGE_ID,
-    PROVENANCE_CODEX_VERSION,
-    PROVENANCE_IDENTITY,
-    PROVENANCE_IMAGE_ID,
-    RunLayout,
-)
+from hpbench.rundir import RunLayout
 
-from ..evidence import IMAGE_ID, attempt, write_plan, write_provenance
+from ..evidence import IMAGE_ID, attempt, observed, write_plan
 from .conftest import always_valid, make_run, snapshot
 
 
@@ -76,7 +72,9 @@ class TestComplete:
     def test_a_router_of_another_make_is_named_by_what_it_said(self, one_pair: Path) -> None:
         """A router image that is not the reference router is no stand-in, whatever it
         is tagged: only its self-reported name counts."""
-        write_provenance(one_pair, ("control", "hpatch"), '{"name": "acme-router", "version": "2"}')
+        plan = load_plan(one_pair)
+        acme = observed(plan.arms, identity={"name": "acme-router", "version": "2"})
+        write_run_json(RunLayout(one_pair), attrs.evolve(plan, observed=acme))
         ran = build_report(one_pair, always_valid)["provenance"]
         assert [None, None] == [router["stand_in"] for router in ran["routers"]]
         assert ["provider: scripted provider (test equipment)"] == ran["stand_ins"]
@@ -91,44 +89,22 @@ class TestComplete:
 
 
 class TestIncompleteIsRefused:
-    @pytest.mark.parametrize(
-        ("fact", "content", "text"),
-        [
-            (PROVENANCE_IMAGE_ID, None, "control router image id: not recorded"),
-            (PROVENANCE_IMAGE_ID, "", "control router image id: empty"),
-            (PROVENANCE_IMAGE_ID, "latest\n", "control router image id: not an image id"),
-            (PROVENANCE_IDENTITY, None, "control router identity: not recorded"),
-            (PROVENANCE_IDENTITY, "router 1.0\n", "did not print JSON"),
-            (PROVENANCE_IDENTITY, '{"name": "r"}\n', "exactly {name, version}"),
-            (PROVENANCE_IDENTITY, '{"name": "r", "version": "1", "x": 1}\n', "exactly"),
-            (PROVENANCE_IDENTITY, '{"name": "", "version": "1"}\n', "printable text"),
-            (PROVENANCE_IDENTITY, '{"name": "r\\u0007", "version": "1"}\n', "printable text"),
-            (PROVENANCE_IDENTITY, '{"name": "r"}\n{"name": "s"}\n', "more than one line"),
-        ],
-    )
-    def test_each_router_fact(
-        self, one_pair: Path, fact: str, content: str | None, text: str
-    ) -> None:
-        path = RunLayout(one_pair).router_fact("control", fact)
-        if content is None:
-            path.unlink()
-        else:
-            path.write_text(content)
-        _refused(one_pair, text)
+    def test_what_was_missing_before_the_run(self, tmp_path: Path) -> None:
+        """Whatever `hpbench run provenance` found missing, the report refuses too."""
+        run = tmp_path / "run"
+        run.mkdir()
+        missing = ("control router identity: --version did not print JSON",)
+        write_plan(run, observed=attrs.evolve(observed(("control", "hpatch")), missing=missing))
+        summary = _refused(run, "control router identity: --version did not print JSON")
+        assert "--version did not print JSON" in summary
 
-    def test_codex_other_than_the_pin(self, one_pair: Path) -> None:
-        (RunLayout(one_pair).provenance / PROVENANCE_CODEX_VERSION).write_text("codex-cli 0.1\n")
-        _refused(one_pair, "the agent image has 'codex-cli 0.1', the pin is 'codex-cli 0.169.0'")
-
-    def test_no_agent_image_id(self, one_pair: Path) -> None:
-        (RunLayout(one_pair).provenance / PROVENANCE_AGENT_IMAGE_ID).unlink()
-        _refused(one_pair, "agent image id: not recorded")
-
-    def test_no_provenance_at_all(self, tmp_path: Path) -> None:
+    def test_nothing_observed(self, tmp_path: Path) -> None:
+        """A run.json without an observed section (the run stopped before it): refused,
+        and every fact it would hold shows as unavailable."""
         run = tmp_path / "run"
         run.mkdir()
         write_plan(run, provenance=False)
-        summary = _refused(run, "Codex version: not recorded")
+        summary = _refused(run, "nothing was recorded before the run")
         assert "identity unavailable" in summary
 
     def test_not_a_git_checkout(self, tmp_path: Path) -> None:
@@ -145,11 +121,19 @@ class TestIncompleteIsRefused:
         write_plan(run)
         _refused(run, "control router mode and protocol: no single one in its valid captures")
 
-    def test_hostile_identity_text_is_a_cell(self, one_pair: Path) -> None:
+    def test_hostile_identity_text_is_a_cell(self, tmp_path: Path) -> None:
         """What a router says about itself cannot break the table or smuggle markup."""
-        hostile = json.dumps({"name": "evil | ![x](http://x)", "version": "`1`"})
-        write_provenance(one_pair, ("control", "hpatch"), hostile)
-        summary = render_summary(build_report(one_pair, always_valid))
+        hostile = {"name": "evil | ![x](http://x)", "version": "`1`"}
+        run = make_run(
+            tmp_path,
+            [attempt("control", 1, 1, True), attempt("hpatch", 1, 2, True)],
+            {"1-control": snapshot(1000, 300), "1-hpatch": snapshot(800, 350)},
+        )
+        plan = load_plan(run)
+        write_run_json(
+            RunLayout(run), attrs.evolve(plan, observed=observed(plan.arms, identity=hostile))
+        )
+        summary = render_summary(build_report(run, always_valid))
         assert "evil \\| ![x](http://x) '1'" in summary
 
 

@@ -149,6 +149,17 @@ def _compose(name: str, field: str, *consumers: str) -> ShellVariable:
     )
 
 
+def _override(name: str, field: str, override: str) -> ShellVariable:
+    """``HPBENCH_<NAME>``: a plan field a Compose override file in contrib/compose/
+    substitutes; bench-repetition adds that file only when the value is set."""
+    return ShellVariable(
+        name,
+        lambda p, _: str(getattr(p, field)),
+        (field,),
+        (_LIB + "bench-repetition", f"contrib/compose/{override}"),
+    )
+
+
 _LIB = "benchmarks/libexec/"
 SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     _field("mode", _LIB + "bench-paired"),
@@ -177,18 +188,9 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     # Where the key comes from (a variable's name): bench-attempt hands the agent's Codex
     # that variable's value at `docker exec`, so no file and no container config holds it.
     _field("credential", _LIB + "bench-attempt"),
-    ShellVariable(
-        "HPBENCH_AUTH_FILE",
-        lambda p, _: p.auth_file,
-        ("auth_file",),
-        (_LIB + "bench-repetition", "contrib/compose/codex-auth-file.yaml"),
-    ),
-    ShellVariable(
-        "HPBENCH_PROVIDER_CA_BUNDLE",
-        lambda p, _: p.provider_ca_bundle,
-        ("provider_ca_bundle",),
-        (_LIB + "bench-repetition", "contrib/compose/provider-ca-bundle.yaml"),
-    ),
+    # Paths the topology mounts through an override file bench-repetition adds when set.
+    _override("HPBENCH_AUTH_FILE", "auth_file", "codex-auth-file.yaml"),
+    _override("HPBENCH_PROVIDER_CA_BUNDLE", "provider_ca_bundle", "provider-ca-bundle.yaml"),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
     _compose("HPBENCH_AGENT_PIDS", "agent_pids"),

@@ -264,13 +264,7 @@ class Provider:
             else "Incorrect API key provided."
         )
         error = {"type": "invalid_request_error", "code": "invalid_api_key", "message": message}
-        await _http.send_full(
-            writer,
-            401,
-            canonical_json({"error": error}).encode(),
-            [("x-request-id", request_id(self._seq)), ("www-authenticate", "Bearer")],
-            reason="Unauthorized",
-        )
+        # Recorded before the answer: whoever reads the records after the 401 finds it.
         record = {
             "seq": self._seq,
             "received_at": round(time.time(), 3),
@@ -285,6 +279,13 @@ class Provider:
             "response": {"status": 401, "outcome": "unauthorized"},
         }
         self._write_record(record)
+        await _http.send_full(
+            writer,
+            401,
+            canonical_json({"error": error}).encode(),
+            [("x-request-id", request_id(self._seq)), ("www-authenticate", "Bearer")],
+            reason="Unauthorized",
+        )
         log.warning("refused", seq=self._seq, path=request.path, reason=refusal)
 
     async def _refuse_unmet(

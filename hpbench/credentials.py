@@ -73,19 +73,59 @@ def _roots(run_dir: Path) -> list[Path]:
     return roots
 
 
-def _rewrite(path: Path, data: bytes) -> None:
-    """``path`` holding ``data`` instead, atomically, with its mode kept."""
+# Files are read in chunks: an agent can leave a file as large as the disk allows.
+CHUNK = 1 << 20
+
+
+def _open(path: Path) -> BinaryIO:
+    """``path`` for reading, never through a symlink (whatever replaced it meanwhile)."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
+def _chunks(path: Path, needles: list[bytes]) -> Iterator[bytes]:
+    """``path``'s bytes with every needle replaced, chunk by chunk: each chunk is
+    searched together with the end of the one before, so a needle that straddles two
+    chunks is found too."""
+    keep = max(len(needle) for needle in needles) - 1
+    tail = b""
+    with _open(path) as stream:
+        while chunk := stream.read(CHUNK):
+            data = tail + chunk
+            for needle in needles:
+                data = data.replace(needle, REDACTED)
+            cut = max(len(data) - keep, 0)
+            yield data[:cut]
+            tail = data[cut:]
+    yield tail
+
+
+def _holds(path: Path, needles: list[bytes]) -> bool:
+    """Whether ``path`` holds a needle, read in chunks that overlap by a needle's length."""
+    keep = max(len(needle) for needle in needles) - 1
+    tail = b""
+    with _open(path) as stream:
+        while chunk := stream.read(CHUNK):
+            data = tail + chunk
+            if any(needle in data for needle in needles):
+                return True
+            tail = data[len(data) - keep :] if keep else b""
+    return False
+
+
+def _rewrite(path: Path, needles: list[bytes]) -> None:
+    """``path`` with every needle replaced, atomically, with its mode kept."""
     mode = path.stat().st_mode & 0o777
 
     def write(stream: BinaryIO) -> None:
-        stream.write(data)
+        for chunk in _chunks(path, needles):
+            stream.write(chunk)
 
     write_atomic_stream(path, write, mode)
 
 
 def scrub(run_dir: Path, values: tuple[str, ...]) -> list[str]:
     """Replace every occurrence of ``values`` in the run's files; the paths changed
-    (relative to the run directory, or ``mounts/…`` under its mount root)."""
+    (relative to the run directory, or ``.mounts/…`` under its mount root)."""
     needles = [value.encode() for value in values if value]
     if not needles:
         return []
@@ -93,14 +133,11 @@ def scrub(run_dir: Path, values: tuple[str, ...]) -> list[str]:
     for index, root in enumerate(_roots(run_dir)):
         for path in _files(root):
             try:
-                data = path.read_bytes()
+                if not _holds(path, needles):
+                    continue
+                _rewrite(path, needles)
             except OSError:
                 continue
-            if not any(needle in data for needle in needles):
-                continue
-            for needle in needles:
-                data = data.replace(needle, REDACTED)
-            _rewrite(path, data)
             relative = path.relative_to(root).as_posix()
             changed.append(relative if index == 0 else f"{MOUNTS_LINK}/{relative}")
     if changed:

@@ -4,10 +4,12 @@ router put it, replaced in place, named for the report, and nothing else touched
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from hpbench import credentials
 from hpbench.credentials import REDACTED, credential_values, scrub, scrub_run
 from hpbench.report import build_report, render_summary
 from hpbench.rundir import RunLayout
@@ -78,6 +80,30 @@ class TestScrub:
         (run / "reps" / "1" / "workspaces" / "control" / "dir").symlink_to(tmp_path)
         assert [] == scrub(run, (KEY,))
         assert KEY == outside.read_text()
+
+    @pytest.mark.parametrize("offset", [0, 1, 7, 15, 16, 17, 31])
+    def test_read_in_chunks_a_key_across_a_boundary_is_found(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int
+    ) -> None:
+        """Files are read in chunks (an agent's file can be as large as the disk): a key
+        that straddles two chunks is found and replaced, and every other byte kept."""
+        monkeypatch.setattr(credentials, "CHUNK", 16)
+        run = tmp_path / "run"
+        run.mkdir()
+        before, after = b"a" * offset, b"z" * 40
+        (run / "big.bin").write_bytes(before + KEY.encode() + after + KEY.encode())
+        assert ["big.bin"] == scrub(run, (KEY,))
+        assert before + REDACTED + after + REDACTED == (run / "big.bin").read_bytes()
+
+    def test_the_marker_alone_is_no_exposure_and_a_fifo_is_not_read(self, tmp_path: Path) -> None:
+        """An agent that writes the redaction marker itself exposes nothing, and a fifo it
+        left is never opened (reading it would block the run's finish)."""
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "marker.txt").write_bytes(REDACTED)
+        os.mkfifo(run / "pipe")
+        assert [] == scrub(run, (KEY,))
+        assert REDACTED == (run / "marker.txt").read_bytes()
 
     def test_the_record_is_written_even_when_clean(self, tmp_path: Path) -> None:
         run = tmp_path / "run"

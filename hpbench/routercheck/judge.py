@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from hpbench._convert import make_converter, structure
+from hpbench import provenance
 from hpbench.capture import codes as capture_codes
 from hpbench.capture.validator import load_snapshot, validate_capture
 from hpbench.errors import ContractError
@@ -32,16 +32,6 @@ at this address: it is the engine's, not the router's."""
 TCP_LISTEN = "0A"
 KILLED = 137
 BAD_TURN_STATES = ("changed", "missing", "unsolicited")
-
-_CONVERTER = make_converter()
-
-
-@attrs.frozen
-class RouterIdentity:
-    """What ``IMAGE --version`` prints: one JSON line."""
-
-    name: str
-    version: str
 
 
 @attrs.frozen
@@ -200,30 +190,16 @@ def judge_identity(ev: Evidence) -> ItemVerdict:
         else:
             identity = _identity(item, lines[0])
             if identity is not None:
-                detail = f"{identity.name} {identity.version}"
+                detail = f"{identity['name']} {identity['version']}"
     return _verdict("identity", "identity (`IMAGE --version`)", item, detail)
 
 
-def _identity(item: _Item, line: str) -> RouterIdentity | None:
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        item.fail(f"not JSON: {exc}", file=evidence.IDENTITY_OUT, field="$")
-        return None
-    try:
-        identity = structure(
-            _CONVERTER,
-            data,
-            RouterIdentity,
-            source=str(item.run_dir / evidence.IDENTITY_OUT),
-            code=item.code,
-        )
-    except ContractError as exc:
-        item.findings.extend(exc.findings)
-        return None
-    for field in ("name", "version"):
-        if not getattr(identity, field).strip():
-            item.fail("must not be empty", file=evidence.IDENTITY_OUT, field=f"$.{field}")
+def _identity(item: _Item, line: str) -> dict[str, str] | None:
+    # The one rule for the identity (hpbench.provenance): what passes here is what a run
+    # accepts before it starts, and what fails here stops a run.
+    identity, why = provenance.identity(line)
+    if identity is None:
+        item.fail(f"{why}: {line[:80]!r}", file=evidence.IDENTITY_OUT, field="$")
     return identity
 
 

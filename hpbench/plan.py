@@ -92,6 +92,13 @@ class RunPlan(Settings):
             "when it is not a git checkout (the report then refuses the run's provenance)"
         )
     )
+    require_compression: tuple[str, ...] = attrs.field(
+        default=(),
+        metadata=schemagen.doc(
+            "directions (`input`, `output`) in which the task requires the treatment's CTP "
+            "token savings to be positive (the task's `[ctp]`)"
+        ),
+    )
     observed: Observed | None = attrs.field(
         default=None,
         metadata=schemagen.doc(
@@ -345,6 +352,7 @@ def build_plan(
         grader=grader_plan(task),
         hpbench_version=__version__,
         hpbench_revision=revision,
+        require_compression=tuple(d.value for d in manifest.ctp.require_compression),
     )
 
 

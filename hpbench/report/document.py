@@ -347,6 +347,21 @@ class Provenance:
 
 
 @attrs.frozen
+class Compression:
+    """The CTP compression gate: the task's required directions and what was measured."""
+
+    required: tuple[str, ...] = attrs.field(
+        metadata=doc("Directions the task requires (`input`, `output`); empty: no gate.")
+    )
+    attempts: dict[str, dict[str, int | None]] = attrs.field(
+        metadata=doc(
+            "Each treatment attempt's signed token savings by direction; null when unknown."
+        )
+    )
+    failures: tuple[str, ...] = attrs.field(metadata=doc("One line per failed requirement."))
+
+
+@attrs.frozen
 class Outcome:
     """Whether the run's evidence holds, and every reason it does not."""
 
@@ -381,6 +396,7 @@ class ReportDocument:
         metadata=doc("Each attempt's agent wall time, by arm.")
     )
     provenance: Provenance = attrs.field(metadata=doc("What ran."))
+    compression: Compression = attrs.field(metadata=doc("The CTP compression gate."))
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 

@@ -22,6 +22,7 @@ from hpbench.instructions.delivery import prove_delivery
 from hpbench.instructions.derive import read_hashes
 from hpbench.plan import load_plan, plan_json
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
+from hpbench.report.compression import compression_gate
 from hpbench.report.correctness import (
     CONTROL_ARM,
     MIN_PAIRS_FOR_TEST,
@@ -95,6 +96,7 @@ class _Captured:
     evidence: dict[str, Any]
     snapshots: dict[str, list[MetricsSnapshot]]
     directories: list[Path]
+    valid: dict[str, MetricsSnapshot]
 
 
 def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captured:
@@ -104,6 +106,7 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
     evidence: dict[str, Any] = {}
     snapshots: dict[str, list[MetricsSnapshot]] = {arm: [] for arm in arms}
     directories: list[Path] = []
+    valid: dict[str, MetricsSnapshot] = {}
     for arm in arms:
         for repetition, router_dir in _router_dirs(run_dir, arm):
             key = f"{repetition}-{arm}"
@@ -118,7 +121,8 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
             if verdict.valid and verdict.snapshot is not None:
                 per_attempt[key] = attempt_figures(verdict.snapshot)
                 snapshots[arm].append(verdict.snapshot)
-    return _Captured(captures, per_attempt, evidence, snapshots, directories)
+                valid[key] = verdict.snapshot
+    return _Captured(captures, per_attempt, evidence, snapshots, directories, valid)
 
 
 def _usage(
@@ -293,6 +297,10 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
     if run.get("enforce_no_edit_loops", True):
         reasons += loop_gate_reasons(commands)
+    treatment = [r.key for r in results if r.arm == TREATMENT_ARM]
+    compression = compression_gate(run["require_compression"], treatment, captured.valid)
+    if compression["failures"]:
+        reasons.append(f"required CTP compression failed: {'; '.join(compression['failures'])}")
     exposures = _credential_exposures(run_dir)
     if exposures:
         reasons.append(
@@ -318,6 +326,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
             arm: [r.elapsed.agent_seconds for r in results if r.arm == arm] for arm in arms
         },
         "provenance": ran,
+        "compression": compression,
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

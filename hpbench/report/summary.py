@@ -16,6 +16,7 @@ from hpbench.report.markdown import (
     number,
     percent,
     redact,
+    signed,
     table,
 )
 from hpbench.report.summary_usage import evidence_section, usage_section
@@ -292,6 +293,29 @@ def _phases(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _compression(report: dict[str, Any]) -> list[str]:
+    """The CTP compression gate, when the task requires compression: measured values kept."""
+    gate = report["compression"]
+    if not gate["required"]:
+        return []
+    lines = [
+        "## CTP compression",
+        "",
+        f"The task requires positive token savings ({', '.join(gate['required'])}; "
+        "client minus provider, signed) in every treatment attempt.",
+        "",
+    ]
+    rows = [
+        (key, *(signed(measured[d]) for d in gate["required"]))
+        for key, measured in sorted(gate["attempts"].items())
+    ]
+    lines += table(("attempt", *gate["required"]), rows)
+    lines.append("")
+    if gate["failures"]:
+        lines += [f"- FAILED: {failure}" for failure in gate["failures"]] + [""]
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> str:
     """summary.md for a report document."""
     outcome = report["outcome"]
@@ -310,6 +334,7 @@ def render_summary(report: dict[str, Any]) -> str:
         _captures(report),
         _commands(report),
         _instructions(report),
+        _compression(report),
         _phases(report),
     ]
     return "\n".join(line for section in sections for line in section).rstrip("\n") + "\n"

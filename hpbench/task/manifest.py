@@ -117,6 +117,20 @@ class Runtime:
     owned_module_prefixes: tuple[str, ...] = ()
 
 
+class CompressionDirection(enum.Enum):
+    """A direction of CTP/2 compression a task can require (spec 002)."""
+
+    INPUT = "input"  # the request: client versus provider
+    OUTPUT = "output"  # the assistant's output_text: client versus provider
+
+
+@attrs.frozen
+class Ctp:
+    """What a CTP task requires of the treatment's protocol savings (``[ctp]``)."""
+
+    require_compression: tuple[CompressionDirection, ...] = ()
+
+
 @attrs.frozen
 class Manifest:
     """One task, as its manifest declares it."""
@@ -130,6 +144,7 @@ class Manifest:
     paths: Paths
     grader: Grader
     runtime: Runtime
+    ctp: Ctp = attrs.field(factory=Ctp)
 
 
 @attrs.frozen
@@ -228,6 +243,9 @@ def check_manifest(manifest: Manifest, task_dir: Path, *, source: str) -> list[F
         add("manifest.id", "$.id", f"must equal the directory name {task_dir.name!r}")
     if not manifest.title.strip():
         add("manifest.title", "$.title", "must not be empty")
+    directions = manifest.ctp.require_compression
+    if len(set(directions)) != len(directions):
+        add("manifest.ctp", "$.ctp.require_compression", "names a direction twice")
     findings += _check_task_file(manifest.prompt, task_dir, source, "$.prompt")
     findings += _check_source(manifest.source, task_dir, source)
     findings += _check_relative_list(manifest.paths.allowed, source, "$.paths.allowed")

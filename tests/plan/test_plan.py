@@ -72,6 +72,17 @@ class TestWritten:
         assert "export HPBENCH_HPATCH_ROUTER_IMAGE=example/router:1" in text
         assert "export HPBENCH_CONTROL_ROUTER_IMAGE=example/router:1" in text
 
+    def test_the_tasks_compression_requirement_is_planned(self, tmp_path: Path) -> None:
+        """A CTP task's required directions reach run.json, where the report's gate
+        reads them; a task without one plans none."""
+        assert () == _plan(tmp_path / "plain").require_compression
+        tasks = tmp_path / "tasks"
+        shutil.copytree(TASKS_DIR / TASK, tasks / TASK)
+        manifest = tasks / TASK / "task.toml"
+        manifest.write_text(manifest.read_text() + '\n[ctp]\nrequire_compression = ["output"]\n')
+        _plan(tmp_path / "run", tasks=tasks)
+        assert ("output",) == load_plan(tmp_path / "run").require_compression
+
     def test_offline_without_replay_scripts_is_refused(self, tmp_path: Path) -> None:
         tasks = tmp_path / "tasks"
         shutil.copytree(TASKS_DIR / TASK, tasks / TASK)

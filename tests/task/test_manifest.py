@@ -23,6 +23,7 @@ class TestLoadsBundledTask:
         assert ("kv/kv.go", "kv/rangestream.go", "kv/store.go") == manifest.paths.allowed
         assert "has no field or method RangeStream" == manifest.grader.base_discriminator
         assert ("kvstore.example/kv",) == manifest.runtime.owned_module_prefixes
+        assert () == manifest.ctp.require_compression  # no CTP requirement: no gate
         assert task.prompt_path.is_file()
 
 
@@ -49,6 +50,27 @@ def _delete(*keys: str) -> Callable[[dict[str, Any]], None]:
 # (name, change, expected field, expected code, text the message must contain)
 MALFORMED = [
     ("unknown top-level key", _set("colour", value="red"), "$", "manifest.schema", "colour"),
+    (
+        "unknown compression direction",
+        _set("ctp", value={"require_compression": ["input", "sideways"]}),
+        "$.ctp.require_compression[1]",
+        "manifest.schema",
+        "'input', 'output'",
+    ),
+    (
+        "compression direction twice",
+        _set("ctp", value={"require_compression": ["output", "output"]}),
+        "$.ctp.require_compression",
+        "manifest.ctp",
+        "twice",
+    ),
+    (
+        "unknown ctp key",
+        _set("ctp", value={"require_savings": ["input"]}),
+        "$.ctp",
+        "manifest.schema",
+        "require_savings",
+    ),
     (
         "unknown nested key",
         _set("grader", "retries", value=3),

@@ -21,9 +21,9 @@ import structlog
 from hpbench._jsonio import write_atomic
 from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
-from hpbench.plan import RunPlan, load_plan
+from hpbench.plan import RunPlan, load_plan, plan_json
 from hpbench.report import build_report, render_summary
-from hpbench.report.captures import check_router_capture
+from hpbench.report.captures import capture_check
 from hpbench.results import AttemptIdentity, build_attempt, merge_results, write_result
 from hpbench.rundir import (
     AGENT_WORKSPACE,
@@ -113,7 +113,7 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
 def write_report(run_dir: Path) -> dict[str, Any]:
     """report.json and summary.md from the merged results; the report document."""
     layout = RunLayout(run_dir)
-    report = build_report(run_dir, check_router_capture)
+    report = build_report(run_dir, capture_check(plan_json(load_plan(run_dir))))
     write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
     write_atomic(layout.summary, render_summary(report))
     log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])

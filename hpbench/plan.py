@@ -198,6 +198,7 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     # Paths the topology mounts through an override file bench-repetition adds when set.
     _override("HPBENCH_AUTH_FILE", "auth_file", "codex-auth-file.yaml"),
     _override("HPBENCH_PROVIDER_CA_BUNDLE", "provider_ca_bundle", "provider-ca-bundle.yaml"),
+    _compose("HPBENCH_HPATCH_PROTOCOL", "treatment_model_protocol"),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
     _compose("HPBENCH_AGENT_PIDS", "agent_pids"),
@@ -221,6 +222,7 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
 # Settings the shell never needs: where each is read from run.json instead.
 RUN_JSON_CONSUMERS: Mapping[str, tuple[str, ...]] = {
     "enforce_no_edit_loops": ("hpbench/report/model.py",),
+    "treatment_model_protocol": ("hpbench/report/captures.py",),
 }
 
 

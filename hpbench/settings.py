@@ -43,6 +43,8 @@ _PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$")
 MAX_REPETITIONS = 16
+# The treatment router's model protocols (the capture contract's Protocol values).
+PROTOCOLS = ("ctp2", "native")
 # Container runtimes an agent may run under: runc (Docker's default) or gVisor's runsc,
 # which bench.sh accepts only when the engine lists it (docker info).
 AGENT_RUNTIMES = ("runc", "runsc")
@@ -69,6 +71,7 @@ class Settings:
     enforce_no_edit_loops: bool
     control_router_image: str
     hpatch_router_image: str
+    treatment_model_protocol: str = "ctp2"
     credential: str = NO_CREDENTIAL
     auth_file: str = ""
     provider_ca_bundle: str = ""
@@ -350,6 +353,8 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     findings += credential_findings
     ca_bundle = keep(_ca_bundle(env, offline))
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
+    # Paired treatment is Hpatch with CTP/2 (spec 002); native is the documented choice.
+    protocol = keep(_choice(env, "TREATMENT_MODEL_PROTOCOL", "ctp2", PROTOCOLS))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
     limits = {
@@ -375,6 +380,7 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         offline_demo=offline,
         control_router_image=images["control"],
         hpatch_router_image=images["hpatch"],
+        treatment_model_protocol=protocol,
         credential=credential,
         auth_file=auth_file,
         provider_ca_bundle=ca_bundle,

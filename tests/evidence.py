@@ -217,6 +217,8 @@ def write_plan(
         ),
         hpbench_version="0.1.0",
         hpbench_revision="d" * 40,
+        # The captures these helpers make are native (the fixtures' treatment protocol).
+        treatment_model_protocol="native",
     )
     if provenance:
         plan = attrs.evolve(plan, observed=observed(plan.arms))

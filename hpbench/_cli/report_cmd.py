@@ -13,8 +13,9 @@ from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_jso
 from hpbench._console import out_console
 from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
+from hpbench.plan import load_plan, plan_json
 from hpbench.report import build_report, render_summary
-from hpbench.report.captures import check_router_capture
+from hpbench.report.captures import capture_check
 from hpbench.rundir import RunLayout
 
 log = structlog.get_logger()
@@ -40,7 +41,7 @@ def build_command(args: argparse.Namespace) -> int:
     if not layout.run_json.is_file():
         msg = f"{args.run_dir}: no run.json; not a run directory"
         raise HpbenchError(msg)
-    report = build_report(args.run_dir, check_router_capture)
+    report = build_report(args.run_dir, capture_check(plan_json(load_plan(args.run_dir))))
     write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
     summary = render_summary(report)
     write_atomic(layout.summary, summary)

@@ -20,11 +20,12 @@ from hpbench.task.registry import default_tasks_dir, load_task
 
 _SETTINGS_HELP = (
     "Reads TASK, MODEL, EFFORT, REPETITIONS, AGENT_TIMEOUT, PROVIDER (replay or a Responses "
-    "base URL; replay when no API key is set), HPBENCH_API_KEY/OPENAI_API_KEY (presence "
-    "only), BENCHMARK_ENFORCE_NO_EDIT_LOOPS, and the agent's and grader's caps: AGENT_MEMORY, "
-    "AGENT_CPUS, AGENT_PIDS, AGENT_RUNTIME, GRADER_MEMORY, GRADER_CPUS, GRADER_PIDS, and "
-    "HPATCH_ROUTER_IMAGE / CONTROL_ROUTER_IMAGE (docs/router-contract.md; offline both "
-    "default to the reference router, a real run must name its own)."
+    "base URL; replay when no API key is set), HPBENCH_API_KEY/OPENAI_API_KEY or "
+    "CODEX_AUTH_FILE (presence and form only), PROVIDER_CA_BUNDLE, TREATMENT_MODEL_PROTOCOL "
+    "(ctp2 or native), BENCHMARK_ENFORCE_NO_EDIT_LOOPS, and the agent's and grader's caps: "
+    "AGENT_MEMORY, AGENT_CPUS, AGENT_PIDS, AGENT_RUNTIME, GRADER_MEMORY, GRADER_CPUS, "
+    "GRADER_PIDS, and HPATCH_ROUTER_IMAGE / CONTROL_ROUTER_IMAGE (docs/router-contract.md; "
+    "offline both default to the reference router, a real run must name its own)."
 )
 
 

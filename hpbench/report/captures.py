@@ -9,13 +9,14 @@ its findings as they are (code, file, line, field); the report reads nothing els
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from hpbench.capture.validator import validate_capture
 from hpbench.findings import Finding
-from hpbench.report.verdict import CaptureVerdict
-from hpbench.rundir import CAPTURE_DIR, METRICS_JSON
+from hpbench.report.verdict import CaptureCheck, CaptureVerdict
+from hpbench.rundir import CAPTURE_DIR, METRICS_JSON, Arm
 
 SNAPSHOT_NAME = METRICS_JSON
 RECORDS_DIR = CAPTURE_DIR
@@ -23,8 +24,28 @@ EVIDENCE_MISSING = "report.evidence.missing"
 CODEX_JSONL_MISSING = "report.codex_jsonl.missing"
 
 
-def check_router_capture(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]) -> CaptureVerdict:
-    """Validate one router's evidence for ``arm``."""
+def capture_check(run: Mapping[str, Any]) -> CaptureCheck:
+    """The capture check of a run (its run.json as JSON): the treatment's router must show
+    the protocol the run retained (``"treatment_model_protocol"``), the control's
+    passthrough/native."""
+    protocol = run["treatment_model_protocol"]
+
+    def check(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]) -> CaptureVerdict:
+        expected = protocol if arm == Arm.HPATCH.value else None
+        return check_router_capture(router_dir, arm, codex_jsonl, expect_protocol=expected)
+
+    return check
+
+
+def check_router_capture(
+    router_dir: Path,
+    arm: str,
+    codex_jsonl: Sequence[Path],
+    *,
+    expect_protocol: str | None = None,
+) -> CaptureVerdict:
+    """Validate one router's evidence for ``arm`` (the hpatch arm's with
+    ``expect_protocol``, native when not given)."""
     snapshot = router_dir / SNAPSHOT_NAME
     records = router_dir / RECORDS_DIR
     problems = [
@@ -54,5 +75,11 @@ def check_router_capture(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]
         )
     if problems:
         return CaptureVerdict(tuple(problems), None)
-    report = validate_capture(records, snapshot, arm=arm, codex_jsonl=list(codex_jsonl))
+    report = validate_capture(
+        records,
+        snapshot,
+        arm=arm,
+        codex_jsonl=list(codex_jsonl),
+        expect_protocol=expect_protocol,
+    )
     return CaptureVerdict(report.findings, report.snapshot)

@@ -215,11 +215,15 @@ class TestRouterPlugIn:
             )
         assert 0 == result.returncode, result.stderr[-4000:]
         assert [] == leftovers(run_dir)
-        for arm, mode in (("control", "passthrough"), ("hpatch", "hpatch")):
+        for arm, mode, protocol in (
+            ("control", "passthrough", "native"),
+            ("hpatch", "hpatch", "ctp2"),
+        ):
             mark = (run_dir / "routers" / f"1-{arm}" / "capture" / "entrypoint.txt").read_text()
             assert mark.startswith("other-router --listen 0.0.0.0:8080 --capture-output /capture")
             assert (
-                f"--mode {mode} --protocol native --upstream http://provider:8080/{arm}/v1" in mark
+                f"--mode {mode} --protocol {protocol} --upstream http://provider:8080/{arm}/v1"
+                in mark
             )
         summary = (run_dir / "summary.md").read_text()
         assert f"the routers are {image} (control) and {image} (hpatch)" in summary
@@ -230,7 +234,7 @@ class TestRouterPlugIn:
         assert [("other-router", "e2e-1", None, image)] * 2 == [
             (r["name"], r["version"], r["stand_in"], r["image"]) for r in ran["routers"]
         ]
-        assert [("passthrough", "native"), ("hpatch", "native")] == [
+        assert [("passthrough", "native"), ("hpatch", "ctp2")] == [
             (r["mode"], r["protocol"]) for r in ran["routers"]
         ]
         assert ["provider: scripted provider (test equipment)"] == ran["stand_ins"]

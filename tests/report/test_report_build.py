@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.synthetic import codex_streams, write_snapshot, write_synthetic_capture
 from hpbench.errors import ContractError
+from hpbench.plan import load_plan, plan_json, write_run_json
 from hpbench.report import build_report
-from hpbench.report.captures import check_router_capture
+from hpbench.report.captures import capture_check, check_router_capture
 from hpbench.results import build_attempt, merge_results, write_result
+from hpbench.rundir import RunLayout
 
 from ..conftest import REPO_ROOT
 from ..evidence import deliver, identity, write_evidence, write_plan
@@ -196,6 +199,22 @@ class TestReportBuild:
         }
         assert ids
         assert not any(request_id in summary for request_id in ids)
+
+
+class TestProtocolBinding:
+    def test_the_treatment_must_show_the_retained_protocol(self, run_dir: Path) -> None:
+        """A run that retained ctp2 for its treatment refuses native treatment captures
+        (self-consistent, but from the wrong configuration); the control is unaffected."""
+        plan = load_plan(run_dir)
+        assert "native" == plan.treatment_model_protocol
+        assert build_report(run_dir, capture_check(plan_json(plan)))["outcome"]["ok"]
+        ctp2 = attrs.evolve(plan, treatment_model_protocol="ctp2")
+        write_run_json(RunLayout(run_dir), ctp2)
+        report = build_report(run_dir, capture_check(plan_json(ctp2)))
+        assert not report["outcome"]["ok"]
+        for key, verdict in report["captures"].items():
+            codes = {finding["code"] for finding in verdict["findings"]}
+            assert ("capture.binding" in codes) == key.endswith("hpatch"), (key, codes)
 
 
 class TestRunPlanIsRead:

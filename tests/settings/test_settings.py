@@ -81,6 +81,13 @@ class TestDefaults:
             chosen.hpatch_router_image,
         )
 
+    def test_the_treatment_protocol(self) -> None:
+        """Paired treatment is Hpatch with CTP/2 (spec 002); native is the documented
+        choice."""
+        assert "ctp2" == settings_from_env("paired", {}).treatment_model_protocol
+        chosen = settings_from_env("paired", {"TREATMENT_MODEL_PROTOCOL": "native"})
+        assert "native" == chosen.treatment_model_protocol
+
     def test_control_only_has_one_arm(self) -> None:
         """control-only schedules the control arm alone."""
         assert ("control",) == settings_from_env("control-only", {}).arms
@@ -150,6 +157,7 @@ class TestDefaults:
             "BENCHMARK_ENFORCE_NO_EDIT_LOOPS",
             "true",
         ),
+        ("paired", {"TREATMENT_MODEL_PROTOCOL": "ctp3"}, "TREATMENT_MODEL_PROTOCOL", "ctp2"),
         ("paired", {"AGENT_MEMORY": "4"}, "AGENT_MEMORY", "unit"),
         ("paired", {"AGENT_MEMORY": "32m"}, "AGENT_MEMORY", "at least 64m"),
         ("paired", {"AGENT_MEMORY": "-1g"}, "AGENT_MEMORY", "size"),

@@ -347,6 +347,46 @@ class Provenance:
 
 
 @attrs.frozen
+class ToolShapeCount:
+    """Tool calls of one shape (the capture's ``ToolShape``)."""
+
+    item_type: str = attrs.field(metadata=doc("The output item `type`."))
+    name: str = attrs.field(metadata=doc("The tool name."))
+    namespace: str | None = attrs.field(metadata=doc("The tool namespace, or null."))
+    count: int = attrs.field(metadata=doc("How many calls."))
+
+
+@attrs.frozen
+class HpatchAttempt:
+    """One treatment attempt's routed Hpatch outcomes and tool shapes."""
+
+    successes: int = attrs.field(metadata=doc("Hpatch calls that applied."))
+    rejections: int = attrs.field(metadata=doc("Calls rejected with a diagnostic."))
+    corrections: int = attrs.field(metadata=doc("Calls that corrected a rejected one."))
+    unmatched: int = attrs.field(metadata=doc("Outcomes not correlated with a call."))
+    diagnostics: int = attrs.field(metadata=doc("Diagnostics rendered to the model."))
+    carrier_tokens: int = attrs.field(metadata=doc("Tokens of the Hpatch carrier."))
+    reached: bool = attrs.field(
+        metadata=doc("Whether any request reached hpatch (else its gain is no edit result).")
+    )
+    provider_emitted: tuple[ToolShapeCount, ...] = attrs.field(
+        metadata=doc("Tool shapes the provider emitted.")
+    )
+    client_delivered: tuple[ToolShapeCount, ...] = attrs.field(
+        metadata=doc("Tool shapes the client received.")
+    )
+
+
+@attrs.frozen
+class Hpatch:
+    """The treatment's Hpatch results by attempt."""
+
+    attempts: dict[str, HpatchAttempt | None] = attrs.field(
+        metadata=doc("By `<repetition>-hpatch`; null without a valid capture.")
+    )
+
+
+@attrs.frozen
 class Compression:
     """The CTP compression gate: the task's required directions and what was measured."""
 
@@ -397,6 +437,7 @@ class ReportDocument:
     )
     provenance: Provenance = attrs.field(metadata=doc("What ran."))
     compression: Compression = attrs.field(metadata=doc("The CTP compression gate."))
+    hpatch: Hpatch = attrs.field(metadata=doc("The treatment's Hpatch results."))
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 

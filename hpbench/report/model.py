@@ -42,6 +42,7 @@ from hpbench.report.figures import (
     attempt_figures,
     comparison,
 )
+from hpbench.report.hpatch import hpatch_results
 from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
@@ -327,6 +328,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         },
         "provenance": ran,
         "compression": compression,
+        "hpatch": hpatch_results(treatment, captured.valid),
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

@@ -19,6 +19,7 @@ from hpbench.report.markdown import (
     signed,
     table,
 )
+from hpbench.report.summary_hpatch import hpatch_section
 from hpbench.report.summary_usage import evidence_section, usage_section
 from hpbench.report.summary_what_ran import what_ran_section
 
@@ -334,6 +335,7 @@ def render_summary(report: dict[str, Any]) -> str:
         _captures(report),
         _commands(report),
         _instructions(report),
+        hpatch_section(report),
         _compression(report),
         _phases(report),
     ]

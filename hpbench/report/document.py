@@ -15,7 +15,10 @@ from typing import Any, Final, Literal
 import attrs
 
 from hpbench import schemagen
+from hpbench.capture.models import ToolShape
+from hpbench.capture.schema import NAMED_TYPES
 from hpbench.findings import Finding
+from hpbench.provenance import RouterImage
 from hpbench.results.model import FailureClass
 from hpbench.schemagen import doc
 from hpbench.stats import RateInterval
@@ -307,14 +310,10 @@ class Delivery:
 
 
 @attrs.frozen
-class RouterProvenance:
-    """One arm's router as it ran."""
+class RouterProvenance(RouterImage):
+    """One arm's router as it ran: what was observed before the run, and what its
+    captured snapshots report."""
 
-    arm: str = attrs.field(metadata=doc("`control` or `hpatch`."))
-    image: str = attrs.field(metadata=doc("The image reference the run named."))
-    image_id: str | None = attrs.field(metadata=doc("The engine's image id; null when unknown."))
-    name: str | None = attrs.field(metadata=doc("The router's self-reported name (`--version`)."))
-    version: str | None = attrs.field(metadata=doc("Its self-reported version."))
     mode: str | None = attrs.field(metadata=doc("The mode its captured snapshots report."))
     protocol: str | None = attrs.field(metadata=doc("The protocol they report."))
     stand_in: str | None = attrs.field(
@@ -347,16 +346,6 @@ class Provenance:
 
 
 @attrs.frozen
-class ToolShapeCount:
-    """Tool calls of one shape (the capture's ``ToolShape``)."""
-
-    item_type: str = attrs.field(metadata=doc("The output item `type`."))
-    name: str = attrs.field(metadata=doc("The tool name."))
-    namespace: str | None = attrs.field(metadata=doc("The tool namespace, or null."))
-    count: int = attrs.field(metadata=doc("How many calls."))
-
-
-@attrs.frozen
 class HpatchAttempt:
     """One treatment attempt's routed Hpatch outcomes and tool shapes."""
 
@@ -369,10 +358,10 @@ class HpatchAttempt:
     reached: bool = attrs.field(
         metadata=doc("Whether any request reached hpatch (else its gain is no edit result).")
     )
-    provider_emitted: tuple[ToolShapeCount, ...] = attrs.field(
+    provider_emitted: tuple[ToolShape, ...] = attrs.field(
         metadata=doc("Tool shapes the provider emitted.")
     )
-    client_delivered: tuple[ToolShapeCount, ...] = attrs.field(
+    client_delivered: tuple[ToolShape, ...] = attrs.field(
         metadata=doc("Tool shapes the client received.")
     )
 
@@ -441,4 +430,7 @@ class ReportDocument:
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 
-CONTRACT = schemagen.Contract(schema_file=SCHEMA_FILE, roots=(ReportDocument,))
+# Tool shapes are the capture's own (``ToolShape``), with its constrained scalars.
+CONTRACT = schemagen.Contract(
+    schema_file=SCHEMA_FILE, roots=(ReportDocument,), named_types=NAMED_TYPES
+)

@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from hpbench.capture.models import MetricsSnapshot, ToolShape
 
 OUTCOMES = ("successes", "rejections", "corrections", "unmatched", "diagnostics")
 
 
 def _shapes(shapes: Sequence[ToolShape]) -> list[dict[str, Any]]:
-    return [
-        {"item_type": s.item_type, "name": s.name, "namespace": s.namespace, "count": s.count}
-        for s in shapes
-    ]
+    # The report document holds the capture's own ToolShape (report/document.py).
+    return [attrs.asdict(shape) for shape in shapes]
 
 
 def hpatch_results(

@@ -135,12 +135,7 @@ def _running(module: str, arguments: Sequence[str], log: Path) -> Iterator[Runni
         _wait_ready(running, READY_TIMEOUT)
         yield running
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
 
 
 @contextlib.contextmanager
@@ -273,3 +268,13 @@ def codex_exec(
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Every JSON object line of a file."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL after 5 s when it does not end."""
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -50,6 +50,7 @@ CAPTURE = rundir.CAPTURE_DIR
 ROUTER_LOG = "router.log"
 
 CODE = "router_check.evidence"
+T = TypeVar("T")
 TURN_STATE_HEADER = "x-codex-turn-state"
 
 _CONVERTER = make_converter()
@@ -100,6 +101,11 @@ class ClientReport:
     metrics_status: int | None
     error: str | None
 
+    @property
+    def answered(self) -> int:
+        """Requests the router answered with any status."""
+        return sum(1 for exchange in self.exchanges if exchange.status is not None)
+
 
 @attrs.frozen
 class Facts:
@@ -139,15 +145,20 @@ def read_facts(path: Path) -> Facts:
     return Facts(**values)
 
 
-def read_client_report(path: Path) -> ClientReport:
-    """``client/client.json``, strictly."""
+def _read(path: Path, cls: type[T]) -> T:
+    """A JSON file through ``cls``, strictly: not JSON, or not ``cls``, is refused."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ContractError(
             f"{path}: not JSON", [Finding(CODE, f"not JSON: {exc}", file=str(path))]
         ) from exc
-    return structure(_CONVERTER, data, ClientReport, source=str(path), code=CODE)
+    return structure(_CONVERTER, data, cls, source=str(path), code=CODE)
+
+
+def read_client_report(path: Path) -> ClientReport:
+    """``client/client.json``, strictly."""
+    return _read(path, ClientReport)
 
 
 def client_report_json(report: ClientReport) -> dict[str, Any]:
@@ -158,13 +169,7 @@ def client_report_json(report: ClientReport) -> dict[str, Any]:
 
 def read_recorded_request(path: Path) -> RecordedRequest:
     """One recorded request file, strictly."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ContractError(
-            f"{path}: not JSON", [Finding(CODE, f"not JSON: {exc}", file=str(path))]
-        ) from exc
-    request = structure(_CONVERTER, data, RecordedRequest, source=str(path), code=CODE)
+    request = _read(path, RecordedRequest)
     reserved = sorted(
         name for name in request.headers if name.lower() in {"authorization", TURN_STATE_HEADER}
     )

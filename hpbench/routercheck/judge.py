@@ -434,7 +434,7 @@ def judge_metrics(ev: Evidence) -> ItemVerdict:
             file=evidence.METRICS,
             field="$.router.protocol",
         )
-    sent = sum(1 for exchange in ev.client.exchanges if exchange.status is not None)
+    sent = ev.client.answered
     if snapshot.requests.logical_requests != sent:
         item.fail(
             f"logical_requests is {snapshot.requests.logical_requests}; the client sent "
@@ -639,7 +639,7 @@ def judge_shutdown(ev: Evidence) -> ItemVerdict:
             file=evidence.FACTS,
             field="exit_code",
         )
-    answered = sum(1 for exchange in ev.client.exchanges if exchange.status is not None)
+    answered = ev.client.answered
     closed, opened = _captured_exchanges(ev.run_dir / evidence.CAPTURE)
     if closed < answered or opened < answered:
         item.fail(

@@ -7,11 +7,13 @@ Compose projects behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -170,6 +172,29 @@ class TestCancellation:
         assert (run_dir / "attempts" / "1-control" / "codex.jsonl").is_file()
 
 
+@contextlib.contextmanager
+def router_image(name: str, dockerfile: str) -> Iterator[str]:
+    """``hpbench-e2e/NAME:<tag>`` built from ``dockerfile`` (FROM this tree's reference
+    router image), removed on leaving."""
+    tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
+    image = f"hpbench-e2e/{name}:{tag}"
+    built = subprocess.run(
+        ["docker", "build", "--quiet", "--tag", image, "-"],
+        input=dockerfile.format(tag=tag),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert 0 == built.returncode, built.stderr
+    try:
+        yield image
+    finally:
+        subprocess.run(
+            ["docker", "image", "rm", "--force", image], capture_output=True, check=False
+        )
+
+
 # A router image of another make: its own entrypoint (a shell wrapper) leaves a mark in
 # the capture directory it was given, then hands the contract's flags to a router.
 # A router image of another make: its own entrypoint and identity, and no bash, so
@@ -196,23 +221,8 @@ class TestRouterPlugIn:
         """HPATCH_ROUTER_IMAGE names an image with another entrypoint: both arms run it (the
         control defaults to the treatment's image, in passthrough mode), each given exactly
         the contract's flags, and the summary names it instead of the reference router."""
-        tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
-        image = f"hpbench-e2e/other-router:{tag}"
-        built = subprocess.run(
-            ["docker", "build", "--quiet", "--tag", image, "-"],
-            input=OTHER_ROUTER_DOCKERFILE.format(tag=tag),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-        assert 0 == built.returncode, built.stderr
-        try:
+        with router_image("other-router", OTHER_ROUTER_DOCKERFILE) as image:
             result, run_dir = bench("paired", runs_dir, HPATCH_ROUTER_IMAGE=image)
-        finally:
-            subprocess.run(
-                ["docker", "image", "rm", "--force", image], capture_output=True, check=False
-            )
         assert 0 == result.returncode, result.stderr[-4000:]
         assert [] == leftovers(run_dir)
         for arm, mode, protocol in (
@@ -262,23 +272,8 @@ class TestIncompleteProvenance:
     ) -> None:
         """Its results would be refused, so the run stops once the images are known:
         no topology comes up, no model is called, and the facts stay in provenance/."""
-        tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
-        image = f"hpbench-e2e/nameless-router:{tag}"
-        built = subprocess.run(
-            ["docker", "build", "--quiet", "--tag", image, "-"],
-            input=NAMELESS_ROUTER_DOCKERFILE.format(tag=tag),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=300,
-        )
-        assert 0 == built.returncode, built.stderr
-        try:
+        with router_image("nameless-router", NAMELESS_ROUTER_DOCKERFILE) as image:
             result, run_dir = bench("paired", runs_dir, HPATCH_ROUTER_IMAGE=image)
-        finally:
-            subprocess.run(
-                ["docker", "image", "rm", "--force", image], capture_output=True, check=False
-            )
         assert 1 == result.returncode
         for arm in ("control", "hpatch"):
             line = f"provenance incomplete: {arm} router identity: --version did not print JSON"

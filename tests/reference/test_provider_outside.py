@@ -19,7 +19,7 @@ import pytest
 
 from hpbench.reference._scripted import key_refusal
 from hpbench.reference._sse import EventDecoder
-from hpbench.reference.harness import LOOPBACK, free_port, read_jsonl
+from hpbench.reference.harness import LOOPBACK, free_port, read_jsonl, stop
 from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
 
 from ..outside import fake_key, make_ca, make_server_cert
@@ -76,15 +76,6 @@ def start(
             env={**os.environ, **env},
         )
     return process, port
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
 
 
 def request(

@@ -89,13 +89,12 @@ def _router_dirs(run_dir: Path, arm: str) -> list[tuple[int, Path]]:
 
 @attrs.frozen
 class _Captured:
-    """Each router's verdict, the figures and snapshots of the valid ones (snapshots by
-    arm), and every router's evidence rows."""
+    """Each router's verdict, the figures and snapshots of the valid ones (by attempt key),
+    every router's evidence rows, and every capture directory."""
 
     captures: dict[str, Any]
     per_attempt: dict[str, Figures]
     evidence: dict[str, Any]
-    snapshots: dict[str, list[MetricsSnapshot]]
     directories: list[Path]
     valid: dict[str, MetricsSnapshot]
 
@@ -105,7 +104,6 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
     captures: dict[str, Any] = {}
     per_attempt: dict[str, Figures] = {}
     evidence: dict[str, Any] = {}
-    snapshots: dict[str, list[MetricsSnapshot]] = {arm: [] for arm in arms}
     directories: list[Path] = []
     valid: dict[str, MetricsSnapshot] = {}
     for arm in arms:
@@ -121,9 +119,8 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
             directories.append(router_dir / CAPTURE_DIR)
             if verdict.valid and verdict.snapshot is not None:
                 per_attempt[key] = attempt_figures(verdict.snapshot)
-                snapshots[arm].append(verdict.snapshot)
                 valid[key] = verdict.snapshot
-    return _Captured(captures, per_attempt, evidence, snapshots, directories, valid)
+    return _Captured(captures, per_attempt, evidence, directories, valid)
 
 
 def _usage(
@@ -308,7 +305,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
             f"the run's credential appeared in {len(exposures)} file(s) and was redacted "
             f"there: {', '.join(exposures)}"
         )
-    ran = provenance(run, captured.snapshots, captured.directories)
+    ran = provenance(run, captured.valid, captured.directories)
     if ran["missing"]:
         reasons.append(f"provenance incomplete: {'; '.join(ran['missing'])}")
     return {

@@ -87,13 +87,13 @@ def _router(
 
 def provenance(
     run: Mapping[str, Any],
-    snapshots: Mapping[str, Iterable[MetricsSnapshot]],
+    valid: Mapping[str, MetricsSnapshot],
     capture_dirs: Iterable[Path],
 ) -> dict[str, Any]:
     """The report's ``provenance`` section: what ran, the stand-ins, and what is missing.
 
-    ``snapshots`` holds each arm's validated metrics snapshots; ``capture_dirs`` every
-    router capture of the run.
+    ``valid`` holds the validated metrics snapshots by attempt key (``<rep>-<arm>``);
+    ``capture_dirs`` every router capture of the run.
     """
     observed = run["observed"]
     missing: list[str] = []
@@ -116,7 +116,12 @@ def provenance(
         }
     missing += observed["missing"]
     routers = [
-        _router(router, snapshots.get(router["arm"], ()), missing) for router in observed["routers"]
+        _router(
+            router,
+            [s for key, s in valid.items() if key.endswith(f"-{router['arm']}")],
+            missing,
+        )
+        for router in observed["routers"]
     ]
     revision = run["hpbench_revision"] or None
     if revision is None:

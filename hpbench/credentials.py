@@ -18,7 +18,6 @@ auth file it names), held in memory only, and never logged or written.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ import structlog
 
 from hpbench._jsonio import write_atomic, write_atomic_stream
 from hpbench.rundir import MOUNTS_LINK
-from hpbench.settings import API_KEY_VARIABLES, AUTH_FILE_VARIABLE, Settings
+from hpbench.settings import API_KEY_VARIABLES, AUTH_FILE_VARIABLE, Settings, auth_file_key
 
 log = structlog.get_logger()
 
@@ -44,12 +43,7 @@ def credential_values(plan: Settings, env: Mapping[str, str]) -> tuple[str, ...]
     if plan.credential in API_KEY_VARIABLES:
         value = env.get(plan.credential, "")
     elif plan.credential == AUTH_FILE_VARIABLE and plan.auth_file:
-        try:
-            data = json.loads(Path(plan.auth_file).read_bytes())
-        except (OSError, ValueError):
-            data = {}
-        key = data.get("OPENAI_API_KEY") if isinstance(data, dict) else None
-        value = key if isinstance(key, str) else ""
+        value = auth_file_key(Path(plan.auth_file))[0] or ""
     value = value.strip()
     if value and len(value) < MIN_LENGTH:
         log.warning("credential_not_searched", reason=f"shorter than {MIN_LENGTH} characters")

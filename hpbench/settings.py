@@ -196,23 +196,32 @@ def _provider(env: Mapping[str, str]) -> tuple[str, bool, list[Finding]]:
 AGENT_UID = 1000
 
 
-def _auth_file_problem(path: Path) -> str | None:
-    """Why ``path`` is not a Codex API-key ``auth.json`` (no value is ever quoted)."""
+def auth_file_key(path: Path) -> tuple[str | None, str | None]:
+    """The API key a Codex ``auth.json`` holds, or None and why it holds none (no value
+    is ever quoted)."""
     try:
-        status = path.stat()
         data = json.loads(path.read_bytes())
     except OSError as exc:
-        return f"cannot read it: {exc.strerror}"
+        return None, f"cannot read it: {exc.strerror}"
     except ValueError:
-        return "not JSON"
+        return None, "not JSON"
     if not isinstance(data, dict):
-        return "not a JSON object"
+        return None, "not a JSON object"
     key = data.get("OPENAI_API_KEY")
     if not isinstance(key, str) or not key.strip():
-        return "holds no OPENAI_API_KEY (an API-key login: `codex login --with-api-key`)"
+        return None, "holds no OPENAI_API_KEY (an API-key login: `codex login --with-api-key`)"
     if data.get("tokens"):
         # A ChatGPT login refreshes its tokens at OpenAI's hosts: never from an agent.
-        return "holds ChatGPT login tokens; give an API-key auth.json"
+        return None, "holds ChatGPT login tokens; give an API-key auth.json"
+    return key, None
+
+
+def _auth_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a Codex API-key ``auth.json`` the agents can read."""
+    _, problem = auth_file_key(path)
+    if problem is not None:
+        return problem
+    status = path.stat()
     if status.st_uid != AGENT_UID and not status.st_mode & 0o004:
         # It is bind-mounted as it is: the agents' Codex runs as uid 1000.
         return f"the agents (uid {AGENT_UID}) cannot read it: chown {AGENT_UID} it (mode 0400)"

@@ -7,7 +7,7 @@ and signed savings from what it was given, so a router cannot get them inconsist
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from hpbench.capture.models import (
@@ -19,7 +19,10 @@ from hpbench.capture.models import (
     ExchangeOutcome,
     ExchangeRecord,
     HpatchTelemetry,
+    Ident,
     ProviderRecord,
+    RejectionCause,
+    RejectionSignature,
     ToolShape,
     Transport,
 )
@@ -27,16 +30,6 @@ from hpbench.capture.readings import NO_USAGE, UsageReading
 
 if TYPE_CHECKING:
     from hpbench.capture.writer import CaptureWriter
-
-NO_HPATCH = HpatchTelemetry(
-    successes=Count(0),
-    rejections=Count(0),
-    corrections=Count(0),
-    unmatched=Count(0),
-    diagnostics=Count(0),
-    carrier_tokens=Count(0),
-)
-"""Hpatch telemetry of an exchange in which Hpatch did nothing (always so in passthrough)."""
 
 
 def _comparison(
@@ -55,6 +48,67 @@ def _comparison(
             client_tokens - provider_tokens
             if client_tokens is not None and provider_tokens is not None
             else None
+        ),
+    )
+
+
+NO_HPATCH = HpatchTelemetry(
+    successes=Count(0),
+    rejections=Count(0),
+    corrections=Count(0),
+    unmatched=Count(0),
+    diagnostics=Count(0),
+    carrier_tokens=Count(0),
+    edit_payload=_comparison(0, 0, 0, 0),
+    rejection_causes=(),
+    rejection_signatures=(),
+)
+"""Hpatch telemetry of an exchange in which Hpatch did nothing (always so in passthrough)."""
+
+
+def hpatch_telemetry(
+    *,
+    successes: int = 0,
+    corrections: int = 0,
+    unmatched: int = 0,
+    diagnostics: int = 0,
+    carrier_tokens: int = 0,
+    client_payload: tuple[int, int | None] = (0, 0),
+    provider_payload: tuple[int, int | None] = (0, 0),
+    causes: Mapping[str, int] | None = None,
+    signatures: Mapping[str, int] | None = None,
+) -> HpatchTelemetry:
+    """One exchange's Hpatch telemetry, with its derived fields computed here.
+
+    ``client_payload`` and ``provider_payload`` are (bytes, estimated tokens or None) of the
+    edit payloads; ``causes`` and ``signatures`` map each rejection's cause and signature
+    to a count. ``rejections`` is their total, so the groups cannot disagree with it.
+    """
+    causes = dict(causes or {})
+    signatures = dict(signatures or {})
+    rejections = sum(causes.values())
+    if sum(signatures.values()) != rejections:
+        msg = "rejection signatures and causes must count the same rejections"
+        raise ValueError(msg)
+    return HpatchTelemetry(
+        successes=Count(successes),
+        rejections=Count(rejections),
+        corrections=Count(corrections),
+        unmatched=Count(unmatched),
+        diagnostics=Count(diagnostics),
+        carrier_tokens=Count(carrier_tokens),
+        edit_payload=_comparison(
+            client_payload[0], provider_payload[0], client_payload[1], provider_payload[1]
+        ),
+        rejection_causes=tuple(
+            RejectionCause(cause=Ident(cause), count=Count(count))
+            for cause, count in sorted(causes.items())
+            if count
+        ),
+        rejection_signatures=tuple(
+            RejectionSignature(signature=Ident(signature), count=Count(count))
+            for signature, count in sorted(signatures.items())
+            if count
         ),
     )
 

@@ -36,6 +36,10 @@ _HEALTH_FAILURES = (
 
 
 def _list_key(path: str, item: Mapping[str, Any]) -> tuple[Any, ...]:
+    if path.endswith("rejection_causes"):
+        return (item.get("cause"),)
+    if path.endswith("rejection_signatures"):
+        return (item.get("signature"),)
     if path.endswith("threads"):
         return (item.get("thread_id"),)
     if path.endswith("models"):
@@ -49,7 +53,7 @@ def _list_key(path: str, item: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _order_key(path: str, key: tuple[Any, ...]) -> tuple[Any, ...]:
-    if path.endswith("threads"):
+    if path.endswith(("threads", "rejection_causes", "rejection_signatures")):
         return key
     if path.endswith("models"):
         return model_order(key)

@@ -11,10 +11,11 @@ figures) are the stream's.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from hpbench.capture import codes
-from hpbench.capture._totals import hpatch_counts
+from hpbench.capture._totals import hpatch_idle
 from hpbench.capture.models import (
     AttemptOutcome,
     CachedInputState,
@@ -187,8 +188,40 @@ def passthrough_hpatch_problem(record: ExchangeRecord) -> Problem | None:
     """R13: a passthrough router reports no Hpatch telemetry."""
     if record.mode is not _PASSTHROUGH:
         return None
-    if any(hpatch_counts(record.hpatch)):
+    if not hpatch_idle(record.hpatch):
         return Problem(codes.BINDING, "$.hpatch", "a passthrough router reported Hpatch telemetry")
+    return None
+
+
+_SIGNATURE = re.compile(r"[0-9a-f]{16}")
+
+
+def hpatch_problem(record: ExchangeRecord) -> Problem | None:
+    """R14: the edit-payload comparison holds, and the rejection groups account for every
+    rejection once, sorted, with signatures that are digests (never a path or text)."""
+    hpatch = record.hpatch
+    payload = comparison_problem("hpatch.edit_payload", hpatch.edit_payload)
+    if payload is not None:
+        return payload
+    groups = (
+        ("rejection_causes", [(c.cause, c.count) for c in hpatch.rejection_causes]),
+        ("rejection_signatures", [(s.signature, s.count) for s in hpatch.rejection_signatures]),
+    )
+    for name, entries in groups:
+        field = f"$.hpatch.{name}"
+        keys = [key for key, _ in entries]
+        if keys != sorted(set(keys)):
+            return Problem(codes.RECORD_INVARIANT, field, f"{name} are not sorted or repeat")
+        if any(count < 1 for _, count in entries):
+            return Problem(codes.RECORD_INVARIANT, field, f"a group of {name} counts less than 1")
+        total = sum(count for _, count in entries)
+        if total != hpatch.rejections:
+            message = f"{name} account for {total} rejections, the record has {hpatch.rejections}"
+            return Problem(codes.RECORD_INVARIANT, field, message)
+    for signature in hpatch.rejection_signatures:
+        if _SIGNATURE.fullmatch(signature.signature) is None:
+            message = "a rejection signature must be 16 lowercase hex digits (a digest)"
+            return Problem(codes.RECORD_INVARIANT, "$.hpatch.rejection_signatures", message)
     return None
 
 
@@ -207,11 +240,12 @@ def provider_problem(record: ProviderRecord) -> Problem | None:
 
 
 def exchange_problems(record: ExchangeRecord) -> tuple[Problem | None, ...]:
-    """Every invariant of an exchange record: R10 for each comparison, R11, R13."""
+    """Every invariant of an exchange record: R10 for each comparison, R11, R13, R14."""
     return (
         request_problem(record),
         output_problem(record),
         output_text_problem(record),
         delivered_tools_problem(record),
         passthrough_hpatch_problem(record),
+        hpatch_problem(record),
     )

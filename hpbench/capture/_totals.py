@@ -62,6 +62,18 @@ def hpatch_counts(hpatch: HpatchTelemetry) -> tuple[int, int, int, int, int, int
     )
 
 
+def hpatch_idle(hpatch: HpatchTelemetry) -> bool:
+    """Whether an exchange's Hpatch telemetry says Hpatch did nothing at all."""
+    payload = hpatch.edit_payload
+    return (
+        not any(hpatch_counts(hpatch))
+        and not hpatch.rejection_causes
+        and not hpatch.rejection_signatures
+        and not (payload.client_bytes or payload.provider_bytes or payload.savings_bytes)
+        and not (payload.client_tokens or payload.provider_tokens or payload.savings_tokens)
+    )
+
+
 TRANSPORT_KEYS = ("provider_stream_bytes", "client_stream_bytes", "router_commentary_bytes")
 COMPARISON_KEYS = (
     "client_bytes",
@@ -166,6 +178,44 @@ class ComparisonSum:
         return dict(zip(COMPARISON_KEYS, values, strict=True))
 
 
+class HpatchSum:
+    """A running :class:`~hpbench.capture.models.HpatchTelemetry` over exchanges."""
+
+    __slots__ = ("causes", "counts", "edit_payload", "signatures")
+
+    def __init__(self) -> None:
+        self.counts = [0] * len(HPATCH_KEYS)
+        self.edit_payload = ComparisonSum()
+        self.causes: dict[str, int] = {}
+        self.signatures: dict[str, int] = {}
+
+    def add(self, hpatch: HpatchTelemetry) -> None:
+        """Add one exchange's telemetry."""
+        counts = hpatch_counts(hpatch)
+        if any(counts):
+            self.counts = [a + b for a, b in zip(self.counts, counts, strict=True)]
+        self.edit_payload.add(hpatch.edit_payload)
+        for cause in hpatch.rejection_causes:
+            self.causes[cause.cause] = self.causes.get(cause.cause, 0) + cause.count
+        for signature in hpatch.rejection_signatures:
+            key = signature.signature
+            self.signatures[key] = self.signatures.get(key, 0) + signature.count
+
+    def to_json(self) -> JSON:
+        """The telemetry as a JSON object, lists in contract order."""
+        return {
+            **dict(zip(HPATCH_KEYS, self.counts, strict=True)),
+            "edit_payload": self.edit_payload.to_json(),
+            "rejection_causes": [
+                {"cause": cause, "count": count} for cause, count in sorted(self.causes.items())
+            ],
+            "rejection_signatures": [
+                {"signature": signature, "count": count}
+                for signature, count in sorted(self.signatures.items())
+            ],
+        }
+
+
 class ThreadSum:
     """Per-thread totals.
 
@@ -230,7 +280,7 @@ class Totals:
         self.transport = [0, 0, 0]
         self.emitted: dict[ShapeKey, int] = {}
         self.delivered_tools: dict[ShapeKey, int] = {}
-        self.hpatch = [0] * len(HPATCH_KEYS)
+        self.hpatch = HpatchSum()
         self.dropped_detail = 0
 
     def add_client(self, record: ClientRecord) -> ThreadSum:
@@ -295,9 +345,7 @@ class Totals:
         sums[2] += transport.router_commentary_bytes
         if record.delivered_tools:
             _add_shapes(self.delivered_tools, record.delivered_tools)
-        counts = hpatch_counts(record.hpatch)
-        if any(counts):
-            self.hpatch = [a + b for a, b in zip(self.hpatch, counts, strict=True)]
+        self.hpatch.add(record.hpatch)
         if record.detail_dropped:
             self.dropped_detail += 1
 
@@ -339,7 +387,7 @@ class Totals:
                 "provider_emitted": shapes_json(self.emitted),
                 "client_delivered": shapes_json(self.delivered_tools),
             },
-            "hpatch": dict(zip(HPATCH_KEYS, self.hpatch, strict=True)),
+            "hpatch": self.hpatch.to_json(),
             "models": [
                 {
                     "role": key[0],

@@ -229,31 +229,6 @@ class ToolShape:
 
 
 @attrs.frozen
-class HpatchTelemetry:
-    """Hpatch edit-tool outcomes the router correlated during one exchange.
-
-    Every count is 0 in ``passthrough`` mode.
-    """
-
-    successes: Count = attrs.field(metadata=doc("Hpatch calls that applied."))
-    rejections: Count = attrs.field(
-        metadata=doc("Hpatch calls the router rejected (a diagnostic went back).")
-    )
-    corrections: Count = attrs.field(
-        metadata=doc("Calls that corrected an earlier rejected call of the same chain.")
-    )
-    unmatched: Count = attrs.field(
-        metadata=doc("Hpatch outcomes that could not be correlated with a call.")
-    )
-    diagnostics: Count = attrs.field(
-        metadata=doc("Diagnostics the router rendered back to the model.")
-    )
-    carrier_tokens: Count = attrs.field(
-        metadata=doc("Tokens of the tool-call carrier that delivered Hpatch payloads.")
-    )
-
-
-@attrs.frozen
 class Comparison:
     """A signed client-versus-provider size comparison.
 
@@ -273,6 +248,70 @@ class Comparison:
     )
     savings_tokens: int | None = attrs.field(
         metadata=doc("`client_tokens - provider_tokens` (signed), or null.")
+    )
+
+
+@attrs.frozen
+class RejectionCause:
+    """How many Hpatch rejections one cause accounts for."""
+
+    cause: Ident = attrs.field(
+        metadata=doc("The router's name for why the edit was refused, e.g. `context_mismatch`.")
+    )
+    count: Count = attrs.field(metadata=doc("Rejections with this cause (at least 1)."))
+
+
+@attrs.frozen
+class RejectionSignature:
+    """How many Hpatch rejections share one signature: the same refusal of the same edit.
+
+    The signature is an opaque digest (16 lowercase hex digits) of the cause, the operation
+    and the target paths, so repeated rejections can be counted without a path or any text
+    leaving the router.
+    """
+
+    signature: Ident = attrs.field(metadata=doc("16 lowercase hex digits."))
+    count: Count = attrs.field(metadata=doc("Rejections with this signature (at least 1)."))
+
+
+@attrs.frozen
+class HpatchTelemetry:
+    """Hpatch edit-tool outcomes the router correlated during one exchange.
+
+    Every count is 0, every list empty and ``edit_payload`` all zero in ``passthrough``
+    mode. An outcome is counted in the exchange whose request carried the result back.
+    """
+
+    successes: Count = attrs.field(metadata=doc("Hpatch calls that applied."))
+    rejections: Count = attrs.field(
+        metadata=doc("Hpatch calls the router rejected (a diagnostic went back).")
+    )
+    corrections: Count = attrs.field(
+        metadata=doc("Calls that corrected an earlier rejected call of the same chain.")
+    )
+    unmatched: Count = attrs.field(
+        metadata=doc("Hpatch outcomes that could not be correlated with a call.")
+    )
+    diagnostics: Count = attrs.field(
+        metadata=doc("Diagnostics the router rendered back to the model.")
+    )
+    carrier_tokens: Count = attrs.field(
+        metadata=doc("Tokens of the tool-call carrier that delivered Hpatch payloads.")
+    )
+    edit_payload: Comparison = attrs.field(
+        metadata=doc(
+            "Edit payloads: the client side is what the client was given to execute, the "
+            "provider side the Hpatch payloads the model emitted (signed; positive when the "
+            "model emitted less)."
+        )
+    )
+    rejection_causes: tuple[RejectionCause, ...] = attrs.field(
+        metadata=doc("Rejections grouped by cause, sorted by cause; counts sum to `rejections`.")
+    )
+    rejection_signatures: tuple[RejectionSignature, ...] = attrs.field(
+        metadata=doc(
+            "Rejections grouped by signature, sorted by signature; counts sum to `rejections`."
+        )
     )
 
 

@@ -16,9 +16,7 @@ from typing import Any
 from hpbench._jsonio import canonical_json
 from hpbench.capture.models import (
     AttemptOutcome,
-    Count,
     ExchangeOutcome,
-    HpatchTelemetry,
     Protocol,
     RouterMode,
     ThreadRole,
@@ -27,6 +25,7 @@ from hpbench.capture.writer import (
     NO_HPATCH,
     NO_USAGE,
     CaptureWriter,
+    hpatch_telemetry,
     read_usage,
     thread_from_headers,
     tool_shapes,
@@ -135,13 +134,16 @@ def write_synthetic_capture(
             hpatch = NO_HPATCH
             if hpatch_mode and applied:
                 rejected = rng.randrange(2)
-                hpatch = HpatchTelemetry(
-                    successes=Count(applied),
-                    rejections=Count(rejected),
-                    corrections=Count(rejected),
-                    unmatched=Count(0),
-                    diagnostics=Count(rejected),
-                    carrier_tokens=Count(30 * applied),
+                payload = rng.randrange(200, 2_000)
+                hpatch = hpatch_telemetry(
+                    successes=applied,
+                    corrections=rejected,
+                    diagnostics=rejected,
+                    carrier_tokens=30 * applied,
+                    client_payload=(payload, -(-payload // 4)),
+                    provider_payload=(payload // 2, -(-payload // 8)),
+                    causes={"context_mismatch": rejected},
+                    signatures={f"{rng.getrandbits(64):016x}": rejected},
                 )
             exchange.finish(
                 outcome=ExchangeOutcome.COMPLETED,

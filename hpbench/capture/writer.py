@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 
 from hpbench._jsonio import canonical_json
 from hpbench.capture._converter import CONVERTER
-from hpbench.capture._exchange import NO_HPATCH, ExchangeCapture
+from hpbench.capture._exchange import NO_HPATCH, ExchangeCapture, hpatch_telemetry
 from hpbench.capture._totals import ThreadSum, Totals
 from hpbench.capture.models import (
     RECORD_SCHEMA_VERSION,
@@ -286,6 +286,7 @@ __all__ = [
     "CaptureWriter",
     "ExchangeCapture",
     "UsageReading",
+    "hpatch_telemetry",
     "read_usage",
     "thread_from_headers",
     "tool_shapes",

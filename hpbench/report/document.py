@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from hpbench import schemagen
-from hpbench.capture.models import ToolShape
+from hpbench.capture.models import Comparison, RejectionCause, ToolShape
 from hpbench.capture.schema import NAMED_TYPES
 from hpbench.findings import Finding
 from hpbench.provenance import RouterImage
@@ -364,6 +364,22 @@ class HpatchAttempt:
     client_delivered: tuple[ToolShape, ...] = attrs.field(
         metadata=doc("Tool shapes the client received.")
     )
+    edit_payload: Comparison = attrs.field(
+        metadata=doc(
+            "Semantic edit payload: what the client was given to execute versus the Hpatch "
+            "payloads the model emitted (signed reduction); not end-to-end output usage."
+        )
+    )
+    rejection_causes: tuple[RejectionCause, ...] = attrs.field(
+        metadata=doc("Rejections grouped by the router's cause.")
+    )
+    repeated_rejections: int = attrs.field(
+        metadata=doc(
+            "Rejections whose signature (same cause, operation and paths) an earlier "
+            "rejection already had."
+        )
+    )
+    repeated_signatures: int = attrs.field(metadata=doc("Signatures rejected more than once."))
 
 
 @attrs.frozen

@@ -37,11 +37,17 @@ def hpatch_results(
             continue
         telemetry = snapshot.hpatch
         counts = {name: int(getattr(telemetry, name)) for name in OUTCOMES}
+        repeats = [int(entry.count) for entry in telemetry.rejection_signatures]
         attempts[key] = {
             **counts,
             "carrier_tokens": int(telemetry.carrier_tokens),
             "reached": any(counts[name] for name in OUTCOMES[:4]),
             "provider_emitted": _shapes(snapshot.tools.provider_emitted),
             "client_delivered": _shapes(snapshot.tools.client_delivered),
+            "edit_payload": attrs.asdict(telemetry.edit_payload),
+            "rejection_causes": [attrs.asdict(cause) for cause in telemetry.rejection_causes],
+            # Signatures are opaque digests; only how often they repeat leaves the snapshot.
+            "repeated_rejections": sum(count - 1 for count in repeats if count > 1),
+            "repeated_signatures": sum(1 for count in repeats if count > 1),
         }
     return {"attempts": attempts}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from hpbench.report.hpatch import OUTCOMES
-from hpbench.report.markdown import UNAVAILABLE, cell, number, table
+from hpbench.report.markdown import UNAVAILABLE, cell, number, signed, table
 
 
 def _shapes(shapes: list[dict[str, Any]]) -> str:
@@ -39,7 +39,7 @@ def hpatch_section(report: dict[str, Any]) -> list[str]:
                 _shapes(figures["client_delivered"]),
             )
         )
-    lines = ["## Hpatch", "", *table(header, rows), ""]
+    lines = ["## Hpatch", "", *table(header, rows), "", *_payload_and_rejections(attempts)]
     if unreached:
         lines += [
             f"No request reached hpatch in {', '.join(unreached)}: a zero there is no "
@@ -47,3 +47,48 @@ def hpatch_section(report: dict[str, Any]) -> list[str]:
             "",
         ]
     return lines
+
+
+def _causes(causes: list[dict[str, Any]]) -> str:
+    if not causes:
+        return "none"
+    return ", ".join(f"{cell(c['cause'])} x{c['count']}" for c in causes)
+
+
+def _payload_and_rejections(attempts: dict[str, Any]) -> list[str]:
+    """Semantic edit payload (kept apart from end-to-end output usage) and rejections."""
+    header = (
+        "attempt",
+        "edit payload emitted (bytes)",
+        "delivered to client (bytes)",
+        "edit-payload reduction (bytes)",
+        "reduction (est. tokens)",
+        "rejection causes",
+        "repeated rejections",
+    )
+    rows = []
+    for key, figures in sorted(attempts.items()):
+        if figures is None:
+            rows.append((key, *([UNAVAILABLE] * (len(header) - 1))))
+            continue
+        payload = figures["edit_payload"]
+        rows.append(
+            (
+                key,
+                number(payload["provider_bytes"]),
+                number(payload["client_bytes"]),
+                signed(payload["savings_bytes"]),
+                signed(payload["savings_tokens"]),
+                _causes(figures["rejection_causes"]),
+                f"{figures['repeated_rejections']} over {figures['repeated_signatures']} "
+                "signatures",
+            )
+        )
+    return [
+        "Semantic edit payload: the Hpatch payloads the model emitted against the edits the "
+        "client was given to execute (positive: the model emitted less). It is not end-to-end "
+        "output usage, which the usage tables give.",
+        "",
+        *table(header, rows),
+        "",
+    ]

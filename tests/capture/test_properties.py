@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from hpbench.capture.models import (
     AttemptOutcome,
     ExchangeOutcome,
-    HpatchTelemetry,
     Protocol,
     RouterMode,
 )
@@ -23,6 +22,7 @@ from hpbench.capture.validator import CaptureReport, validate_capture
 from hpbench.capture.writer import (
     NO_HPATCH,
     CaptureWriter,
+    hpatch_telemetry,
     read_usage,
     thread_from_headers,
     tool_shapes,
@@ -134,7 +134,19 @@ def write_plan(plan: dict[str, Any], root: Path) -> tuple[Path, Path, list[Path]
             client_status=200 if item["deliver"] else 502,
             client_output_bytes=item["client_output"],
             delivered_tools=shapes if item["deliver"] else (),
-            hpatch=HpatchTelemetry(count, 0, 0, 0, count, count * 7) if count else NO_HPATCH,  # type: ignore[arg-type]
+            hpatch=(
+                hpatch_telemetry(
+                    successes=count,
+                    diagnostics=count,
+                    carrier_tokens=count * 7,
+                    client_payload=(count * 40, count * 10),
+                    provider_payload=(count * 20, count * 5),
+                    causes={"other": count},
+                    signatures={f"{count:016x}": count},
+                )
+                if count
+                else NO_HPATCH
+            ),
         )
     writer.close()
     snapshot = writer.snapshot_json()

@@ -649,6 +649,87 @@ class TestBinding:
 
         assert codes.BINDING in control.validate().codes()
 
+    def test_passthrough_with_an_edit_payload(self, make_capture):
+        """A passthrough router cannot report edit payloads or rejection groups either."""
+        control = make_capture("control")
+        payload = {"client_bytes": 10, "provider_bytes": 4, "savings_bytes": 6}
+        payload |= {"client_tokens": 3, "provider_tokens": 1, "savings_tokens": 2}
+        control.edit(
+            control.index_of("exchange"), lambda r: r["hpatch"].update(edit_payload=payload)
+        )
+
+        assert codes.BINDING in control.validate().codes()
+
+
+def _routed_exchange(capture) -> int:
+    """Index of the first exchange record with a rejection (the generator makes some)."""
+    lines = capture.lines()
+    return next(
+        i for i, r in enumerate(lines) if r["kind"] == "exchange" and r["hpatch"]["rejections"]
+    )
+
+
+class TestHpatchTelemetry:
+    """R14: a router cannot hide a rejection, invent a group or leak a path in a signature."""
+
+    @pytest.fixture
+    def routed(self, make_capture):
+        return make_capture(exchanges=40, seed=3)
+
+    def _finding(self, capture, field):
+        report = capture.validate()
+        found = [f for f in report.findings if f.code == codes.RECORD_INVARIANT]
+        assert [field] == [f.field for f in found], [str(f) for f in report.findings]
+        return found[0]
+
+    def test_the_routed_capture_is_valid(self, routed):
+        assert routed.validate().ok
+
+    def test_a_rejection_left_out_of_the_causes(self, routed):
+        routed.edit(_routed_exchange(routed), lambda r: r["hpatch"].update(rejection_causes=[]))
+
+        finding = self._finding(routed, "$.hpatch.rejection_causes")
+        assert "account for 0 rejections" in finding.message
+
+    def test_a_signature_that_is_a_path(self, routed):
+        def leak(record):
+            record["hpatch"]["rejection_signatures"][0]["signature"] = "kv/rangestream.go"
+
+        routed.edit(_routed_exchange(routed), leak)
+
+        assert "digest" in self._finding(routed, "$.hpatch.rejection_signatures").message
+
+    def test_repeated_cause_groups(self, routed):
+        def split(record):
+            causes = record["hpatch"]["rejection_causes"]
+            record["hpatch"]["rejections"] += causes[0]["count"]
+            record["hpatch"]["rejection_signatures"][0]["count"] *= 2
+            record["hpatch"]["rejection_causes"] = [causes[0], causes[0]]
+
+        routed.edit(_routed_exchange(routed), split)
+
+        assert "not sorted or repeat" in self._finding(routed, "$.hpatch.rejection_causes").message
+
+    def test_edit_payload_savings_must_be_the_difference(self, routed):
+        def lie(record):
+            record["hpatch"]["edit_payload"]["savings_bytes"] += 100
+
+        routed.edit(_routed_exchange(routed), lie)
+
+        self._finding(routed, "$.hpatch.edit_payload")
+
+    def test_snapshot_groups_reconcile_with_the_records(self, routed):
+        """A snapshot claiming a cause no record has is refused by name."""
+        routed.edit_snapshot(
+            lambda s: s["hpatch"]["rejection_causes"].append({"cause": "zz", "count": 1})
+        )
+
+        report = routed.validate()
+        finding = next(f for f in report.findings if f.code == codes.RECONCILE_HPATCH)
+        assert "$.hpatch.rejection_causes" == finding.field
+
+
+class TestBindingExpectations:
     @pytest.mark.parametrize(
         ("arm", "mode", "protocol"),
         [("control", "hpatch", None), ("control", None, "ctp2"), ("hpatch", "passthrough", None)],

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import attrs
 
-from hpbench.capture.models import Count, HpatchTelemetry, MetricsSnapshot, ToolShape, ToolTotals
+from hpbench.capture import hpatch_telemetry
+from hpbench.capture.models import Count, MetricsSnapshot, ToolShape, ToolTotals
 from hpbench.report import build_report, render_summary
 
 from ..evidence import attempt
@@ -15,7 +16,16 @@ from .conftest import always_valid, invalid_for, make_run, snapshot
 
 
 def _routed(document: MetricsSnapshot) -> MetricsSnapshot:
-    telemetry = HpatchTelemetry(Count(2), Count(1), Count(1), Count(0), Count(1), Count(40))
+    telemetry = hpatch_telemetry(
+        successes=2,
+        corrections=1,
+        diagnostics=1,
+        carrier_tokens=40,
+        client_payload=(500, 125),
+        provider_payload=(620, 155),
+        causes={"context_mismatch": 1},
+        signatures={"00000000000000aa": 1},
+    )
     tools = ToolTotals(
         provider_emitted=(ToolShape("function_call", "hpatch", None, Count(3)),),
         client_delivered=(ToolShape("custom_tool_call", "apply|patch", None, Count(3)),),
@@ -52,6 +62,42 @@ def test_routed_outcomes_and_tool_shapes(tmp_path: Path) -> None:
     assert "| 1-hpatch | 2 | 1 | 1 | 0 | 1 | 40 | function_call:hpatch x3 |" in summary
     assert "custom_tool_call:apply\\|patch x3" in summary  # a tool's name cannot break the table
     assert "No request reached hpatch" not in summary
+    # The edit payload grew here: the reduction stays negative, never shown as a gain.
+    assert {
+        "client_bytes": 500,
+        "provider_bytes": 620,
+        "savings_bytes": -120,
+        "client_tokens": 125,
+        "provider_tokens": 155,
+        "savings_tokens": -30,
+    } == figures["edit_payload"]
+    assert "| 1-hpatch | 620 | 500 | -120 | -30 | context_mismatch x1 | 0 over 0 signatures |" in (
+        summary
+    )
+    assert "00000000000000aa" not in summary
+
+
+def test_repeated_rejection_signatures_are_counted(tmp_path: Path) -> None:
+    """Three rejections of the same edit and one other: two repeats over one signature."""
+    telemetry = hpatch_telemetry(
+        corrections=1,
+        diagnostics=4,
+        causes={"context_mismatch": 3, "missing_file": 1},
+        signatures={"00000000000000aa": 3, "00000000000000bb": 1},
+    )
+    treatment = attrs.evolve(snapshot(800, 350), hpatch=telemetry)
+    report = build_report(_run(tmp_path, treatment), always_valid)
+    figures = report["hpatch"]["attempts"]["1-hpatch"]
+    assert (4, 2, 1) == (
+        figures["rejections"],
+        figures["repeated_rejections"],
+        figures["repeated_signatures"],
+    )
+    assert [
+        {"cause": "context_mismatch", "count": 3},
+        {"cause": "missing_file", "count": 1},
+    ] == figures["rejection_causes"]
+    assert "context_mismatch x3, missing_file x1 | 2 over 1 signatures |" in render_summary(report)
 
 
 def test_no_request_reached_hpatch_is_said(tmp_path: Path) -> None:

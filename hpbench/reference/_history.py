@@ -75,6 +75,29 @@ def reported_exit_code(items: Sequence[Any], call_id: str) -> int | None:
     return None
 
 
+REJECTION_PREFIX = "hpatch rejected"
+"""How the reference router's diagnostic for a rejected Hpatch edit begins."""
+
+
+def reported_edit(items: Sequence[Any], call_id: str) -> str | None:
+    """What came back for ``call_id``'s edit: ``applied``, ``rejected`` (the router's
+    diagnostic), ``other``, or None when nothing came back."""
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "custom_tool_call_output":
+            continue
+        if item.get("call_id") != call_id:
+            continue
+        output = item.get("output")
+        if isinstance(output, list):
+            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+        if not isinstance(output, str):
+            return "other"
+        if output.startswith(REJECTION_PREFIX):
+            return "rejected"
+        return "applied" if "Success." in output else "other"
+    return None
+
+
 def unmet_expectation(
     script: Script, step_index: int, items: Sequence[Any]
 ) -> dict[str, Any] | None:
@@ -88,9 +111,15 @@ def unmet_expectation(
         return None
     previous = step_index - 1
     for position, item in enumerate(script.steps[previous].output):
+        call_id = f"call_{previous}_{position}"
+        if item.expect_applied is not None:
+            wanted = "applied" if item.expect_applied else "rejected"
+            edit = reported_edit(items, call_id)
+            if edit != wanted:
+                return {"step": previous, "expected": wanted, "got": edit}
         if item.type is not ItemType.EXEC_COMMAND or item.expect_exit_code is None:
             continue
-        got = reported_exit_code(items, f"call_{previous}_{position}")
+        got = reported_exit_code(items, call_id)
         if got != item.expect_exit_code:
             return {"step": previous, "expected": item.expect_exit_code, "got": got}
     return None

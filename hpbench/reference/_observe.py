@@ -19,6 +19,7 @@ import structlog
 
 from hpbench._jsonio import canonical_json
 from hpbench.capture import (
+    NO_HPATCH,
     AttemptOutcome,
     CaptureWriter,
     ExchangeCapture,
@@ -28,6 +29,7 @@ from hpbench.capture import (
     tool_shapes,
 )
 from hpbench.reference._http import TURN_STATE_HEADER, Request
+from hpbench.reference._transform import Routing
 from hpbench.reference._usage import tokens_for
 
 log = structlog.get_logger("hpbench.reference.router")
@@ -121,12 +123,29 @@ class AttemptSeen:
 
 @attrs.define
 class ExchangeSeen:
-    """The client's side of an exchange, until it is written as an exchange record."""
+    """The client's side of an exchange, until it is written as an exchange record.
+
+    Without routing (passthrough/native) the client is sent the delivered attempt's
+    stream unchanged, so its facts are the client's; with routing the client's own
+    facts are kept apart (``client``).
+    """
 
     outcome: ExchangeOutcome = ExchangeOutcome.FAILED
     client_status: int | None = None
     client_stream_bytes: int = 0
     delivered: AttemptSeen | None = None
+    routing: Routing | None = None
+    client: StreamFacts | None = None
+
+    def upstream_body(self, request: Request) -> bytes:
+        """The body every upstream attempt of this exchange sends."""
+        return request.body if self.routing is None else self.routing.upstream_body
+
+    def client_facts(self) -> StreamFacts:
+        """The facts of what the client was sent (kept apart once routing changes it)."""
+        if self.client is None:
+            self.client = StreamFacts()
+        return self.client
 
 
 def begin_exchange(capture: CaptureWriter, request: Request) -> ExchangeCapture | None:
@@ -151,14 +170,16 @@ def begin_exchange(capture: CaptureWriter, request: Request) -> ExchangeCapture 
     )
 
 
-def record_attempt(capture: ExchangeCapture | None, request: Request, attempt: AttemptSeen) -> None:
-    """Write one upstream attempt as a provider record of the exchange."""
+def record_attempt(
+    capture: ExchangeCapture | None, body: bytes, request: Request, attempt: AttemptSeen
+) -> None:
+    """Write one upstream attempt (which sent ``body``) as a provider record of the exchange."""
     if capture is None:
         return
     facts = attempt.stream
-    size = len(request.body)
+    size = len(body)
     capture.attempt(
-        request_model=body_model(request.body),
+        request_model=body_model(body),
         request_bytes=size,
         request_tokens=tokens_for(size),
         http_status=attempt.http_status,
@@ -183,9 +204,14 @@ def finish_exchange(capture: ExchangeCapture | None, exchange: ExchangeSeen) -> 
     if capture is None:
         return
     delivered = exchange.delivered
-    facts = delivered.stream if delivered is not None else StreamFacts()
+    provider = delivered.stream if delivered is not None else StreamFacts()
+    facts = provider
+    if exchange.routing is not None and delivered is not None:
+        facts = exchange.client or StreamFacts()
     output_bytes = facts.output_bytes()
     text_bytes = facts.output_text_bytes()
+    provider_bytes = provider.output_bytes()
+    provider_text_bytes = provider.output_text_bytes()
     capture.finish(
         outcome=exchange.outcome,
         client_status=exchange.client_status,
@@ -193,8 +219,9 @@ def finish_exchange(capture: ExchangeCapture | None, exchange: ExchangeSeen) -> 
         client_output_text_bytes=text_bytes,
         client_stream_bytes=exchange.client_stream_bytes,
         delivered_tools=tool_shapes(facts.output_items),
+        hpatch=NO_HPATCH if exchange.routing is None else exchange.routing.telemetry(),
         client_output_tokens=tokens_for(output_bytes),
-        provider_output_tokens=tokens_for(output_bytes),
+        provider_output_tokens=tokens_for(provider_bytes),
         client_output_text_tokens=tokens_for(text_bytes),
-        provider_output_text_tokens=tokens_for(text_bytes),
+        provider_output_text_tokens=tokens_for(provider_text_bytes),
     )

@@ -27,7 +27,8 @@ from hpbench.reference._observe import (
     finish_exchange,
     record_attempt,
 )
-from hpbench.reference._sse import EventDecoder
+from hpbench.reference._sse import EventDecoder, EventRewriter, encode_event
+from hpbench.reference._transform import DROP, Transform
 from hpbench.reference._upstream import Upstream, UpstreamExchange, open_exchange
 
 log = structlog.get_logger("hpbench.reference.router")
@@ -58,6 +59,7 @@ class Router:
     ) -> None:
         self.upstream = upstream
         self.capture = capture
+        self.transform = Transform(capture.mode, capture.protocol)
         self.retries = retries
         self.connect_timeout = connect_timeout
         self.head_timeout = head_timeout
@@ -89,6 +91,9 @@ class Router:
         """Relay one Responses request: attempts upstream, then the chosen response back."""
         capture = begin_exchange(self.capture, request)
         exchange = ExchangeSeen()
+        if self.transform.active:
+            thread = request.headers.get("thread-id") or ""
+            exchange.routing = self.transform.prepare(request.body, thread)
         attempts = 0
         reusable = False
         try:
@@ -100,7 +105,7 @@ class Router:
                         attempt, number, request, exchange=exchange, reader=reader, writer=writer
                     )
                 finally:
-                    record_attempt(capture, request, attempt)
+                    record_attempt(capture, exchange.upstream_body(request), request, attempt)
                 if done:
                     break
         except (ConnectionError, OSError):
@@ -141,7 +146,7 @@ class Router:
                 "POST",
                 f"{self.upstream.base_path}/responses",
                 request.headers.end_to_end(),
-                request.body,
+                exchange.upstream_body(request),
                 connect_timeout=self.connect_timeout,
                 head_timeout=self.head_timeout,
             )
@@ -189,7 +194,7 @@ class Router:
         response = upstream.response
         is_stream = "text/event-stream" in (response.headers.get("content-type") or "").lower()
         attempt.is_stream = is_stream
-        decoder = EventDecoder()
+        feed = _Feed(self.transform, attempt, exchange, is_stream=is_stream)
         sender = _http.ChunkedSender(writer)
         watcher = asyncio.ensure_future(_http.watch_for_close(reader))
         broken = False
@@ -206,12 +211,13 @@ class Router:
                 except StopAsyncIteration:
                     break
                 attempt.stream_bytes += len(data)
-                if is_stream:
-                    for event in decoder.feed(data):
-                        attempt.stream.add(event)
+                data = feed.take(data)
                 await _guard(watcher, _to_client(sender.send(data)))
                 exchange.client_stream_bytes += len(data)
                 terminal_sent = attempt.stream.terminal is not None
+            rest = feed.rest()
+            await _guard(watcher, _to_client(sender.send(rest)))
+            exchange.client_stream_bytes += len(rest)
             await _guard(watcher, _to_client(sender.finish()))
         except _ClientGoneError:
             # Codex closes the connection as soon as it has the terminal event; only a
@@ -230,13 +236,68 @@ class Router:
             await upstream.close()
             if broken:
                 await _http.close_writer(writer, abort=True)
-        if decoder.malformed:
+        if feed.malformed:
             attempt.complete = False
         attempt.settle(broken=broken and not terminal_sent)
         if not broken or terminal_sent:
             completed = response.status < 400 and attempt.outcome is AttemptOutcome.COMPLETED
             exchange.outcome = ExchangeOutcome.COMPLETED if completed else ExchangeOutcome.FAILED
         return not broken
+
+
+class _Feed:
+    """What the client is sent for each piece of the provider's stream, and what is seen.
+
+    Without routing the bytes go on unchanged, as they came, and the events are only
+    observed. With routing the stream is cut into whole events, each passed on as it came
+    or rewritten (:meth:`Transform.event`); the provider's events are what the attempt
+    records, what the client is sent is what the exchange records.
+    """
+
+    def __init__(
+        self, transform: Transform, attempt: AttemptSeen, exchange: ExchangeSeen, *, is_stream: bool
+    ) -> None:
+        self.transform = transform
+        self.attempt = attempt
+        self.exchange = exchange
+        self.routing = exchange.routing if is_stream else None
+        self.is_stream = is_stream
+        self.decoder = EventDecoder()
+        self.rewriter = EventRewriter()
+
+    @property
+    def malformed(self) -> int:
+        """Events whose payload was not a JSON object."""
+        return self.decoder.malformed + self.rewriter.malformed
+
+    def take(self, data: bytes) -> bytes:
+        """The client's bytes for ``data``."""
+        if self.routing is None:
+            if self.is_stream:
+                for decoded in self.decoder.feed(data):
+                    self.attempt.stream.add(decoded)
+            return data
+        out = bytearray()
+        client = self.exchange.client_facts()
+        for block, event in self.rewriter.feed(data):
+            if event is None:
+                out += block
+                continue
+            self.attempt.stream.add(event)
+            sent = self.transform.event(event, self.routing)
+            if sent is DROP:
+                continue
+            if sent is None:
+                out += block
+                client.add(event)
+            else:
+                out += encode_event(sent)
+                client.add(sent)
+        return bytes(out)
+
+    def rest(self) -> bytes:
+        """Bytes held back that never ended an event, for the end of the stream."""
+        return b"" if self.routing is None else self.rewriter.rest()
 
 
 async def _guard(watcher: asyncio.Future[None], operation: Any) -> Any:

@@ -47,8 +47,12 @@ def render_step(step: Step, index: int) -> list[dict[str, Any]]:
         elif item.type is ItemType.FUNCTION_CALL:
             items.append(_function_call(suffix, str(item.name), str(item.arguments)))
         else:
-            name = "apply_patch" if item.type is ItemType.APPLY_PATCH else str(item.name)
-            text = item.patch if item.type is ItemType.APPLY_PATCH else item.input
+            name = {
+                ItemType.APPLY_PATCH: "apply_patch",
+                ItemType.HPATCH: "hpatch",
+                ItemType.HPATCH_RECOVER: "hpatch_recover",
+            }.get(item.type, str(item.name))
+            text = item.input if item.type is ItemType.CUSTOM_TOOL_CALL else item.patch
             items.append(
                 {
                     "type": "custom_tool_call",

@@ -298,15 +298,23 @@ class Provider:
         record: dict[str, Any],
         writer: asyncio.StreamWriter,
     ) -> bool:
-        """Ends the turn (fatally) when the history misses an ``expect_exit_code``."""
+        """Ends the turn (fatally) when the history misses an ``expect_exit_code`` or an
+        ``expect_applied``."""
         unmet = unmet_expectation(script, step_index, items)
         if unmet is None:
             return False
-        got = "no exit code" if unmet["got"] is None else f"exit code {unmet['got']}"
-        message = (
-            f"replay expectation failed: the command of step {unmet['step']} of script "
-            f"{script.name} reported {got}, expected {unmet['expected']}"
-        )
+        if isinstance(unmet["expected"], str):
+            message = (
+                f"replay expectation failed: the edit of step {unmet['step']} of script "
+                f"{script.name} came back {unmet['got'] or 'without an answer'}, expected "
+                f"{unmet['expected']}"
+            )
+        else:
+            got = "no exit code" if unmet["got"] is None else f"exit code {unmet['got']}"
+            message = (
+                f"replay expectation failed: the command of step {unmet['step']} of script "
+                f"{script.name} reported {got}, expected {unmet['expected']}"
+            )
         await _fail_stream(writer, headers, "resp_expectation", message)
         record["expectation"] = unmet
         record["response"] = {"status": 200, "outcome": "expectation_failed"}

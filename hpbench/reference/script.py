@@ -55,11 +55,21 @@ class ItemType(enum.Enum):
     APPLY_PATCH = "apply_patch"
     FUNCTION_CALL = "function_call"
     CUSTOM_TOOL_CALL = "custom_tool_call"
+    HPATCH = "hpatch"
+    HPATCH_RECOVER = "hpatch_recover"
 
 
 TOOL_CALLS = frozenset(
-    {ItemType.EXEC_COMMAND, ItemType.APPLY_PATCH, ItemType.FUNCTION_CALL, ItemType.CUSTOM_TOOL_CALL}
+    {
+        ItemType.EXEC_COMMAND,
+        ItemType.APPLY_PATCH,
+        ItemType.FUNCTION_CALL,
+        ItemType.CUSTOM_TOOL_CALL,
+        ItemType.HPATCH,
+        ItemType.HPATCH_RECOVER,
+    }
 )
+HPATCH_CALLS = frozenset({ItemType.HPATCH, ItemType.HPATCH_RECOVER})
 
 
 class FaultKind(enum.Enum):
@@ -105,7 +115,18 @@ class ScriptItem:
         ),
     )
     patch: str | None = attrs.field(
-        default=None, metadata=doc("`apply_patch`: the patch text (required there).")
+        default=None,
+        metadata=doc(
+            "`apply_patch`: the patch text; `hpatch`, `hpatch_recover`: the call's input "
+            "(required there)."
+        ),
+    )
+    expect_applied: bool | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "`hpatch`, `hpatch_recover`: whether the answer the next request carries must "
+            "say the edit applied (true) or be the router's rejection diagnostic (false)."
+        ),
     )
     name: str | None = attrs.field(
         default=None, metadata=doc("`function_call` and `custom_tool_call`: the tool (required).")
@@ -126,13 +147,17 @@ class ScriptItem:
             ItemType.APPLY_PATCH: ("patch",),
             ItemType.FUNCTION_CALL: ("name", "arguments"),
             ItemType.CUSTOM_TOOL_CALL: ("name", "input"),
+            ItemType.HPATCH: ("patch",),
+            ItemType.HPATCH_RECOVER: ("patch",),
         }[self.type]
 
     def allowed_fields(self) -> frozenset[str]:
         """The fields this item type may carry."""
-        extra = {ItemType.EXEC_COMMAND: ("workdir", "yield_time_ms", "expect_exit_code")}.get(
-            self.type, ()
-        )
+        extra = {
+            ItemType.EXEC_COMMAND: ("workdir", "yield_time_ms", "expect_exit_code"),
+            ItemType.HPATCH: ("expect_applied",),
+            ItemType.HPATCH_RECOVER: ("expect_applied",),
+        }.get(self.type, ())
         return frozenset(("type", *self.required_fields(), *extra))
 
 
@@ -243,11 +268,16 @@ def _check(script: Script, raw: dict[str, Any], source: str) -> list[Finding]:
         if len(calls) > 1:
             add(f"{where}.output", "at most one tool call per step (Codex runs them concurrently)")
         raw_items = raw["steps"][index]["output"]
-        expecting = [item for item in step.output if item.expect_exit_code is not None]
+        expecting = [
+            item
+            for item in step.output
+            if item.expect_exit_code is not None or item.expect_applied is not None
+        ]
         if expecting and index == len(script.steps) - 1:
             add(
                 f"{where}.output",
-                "expect_exit_code needs a later step: the exit code arrives with the next request",
+                "expect_exit_code and expect_applied need a later step: the answer arrives "
+                "with the next request",
             )
         for position, item in enumerate(step.output):
             for message in _item_problems(item, raw_items[position]):

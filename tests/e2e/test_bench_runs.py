@@ -78,6 +78,7 @@ class TestOfflineDemo:
             "provider: scripted provider (test equipment)",
         ] == ran["stand_ins"]
         assert summary.index("## What ran") < summary.index("## Outcome")
+        self._treatment_went_through_hpatch_and_ctp2(report, summary)
         assert (run_dir / "log.jsonl").is_file()
         services = (run_dir / "reps" / "1" / "services.txt").read_text().split()
         assert [
@@ -93,6 +94,41 @@ class TestOfflineDemo:
         starts = python_starts(venv)
         assert len(starts) <= 8 + 3 * 2, starts
         assert 2 == starts.count("topology proofs") + starts.count("topology verify"), starts
+
+    @staticmethod
+    def _treatment_went_through_hpatch_and_ctp2(report: dict, summary: str) -> None:
+        """Each treatment attempt: an Hpatch success, a rejection (context mismatch) with
+        its diagnostic and correction, a smaller edit payload from the model, and CTP/2
+        request and output_text savings, all from validated captures and in summary.md
+        with their signs."""
+        for key in ("1-hpatch", "2-hpatch"):
+            hpatch = report["hpatch"]["attempts"][key]
+            assert (1, 1, 1, 1, 0) == (
+                hpatch["successes"],
+                hpatch["rejections"],
+                hpatch["corrections"],
+                hpatch["diagnostics"],
+                hpatch["unmatched"],
+            ), hpatch
+            assert [{"cause": "context_mismatch", "count": 1}] == hpatch["rejection_causes"]
+            assert hpatch["edit_payload"]["savings_bytes"] > 0
+            usage = report["usage"]["attempts"][key]
+            assert usage["request_savings_bytes"] > 0
+            assert usage["output_text_savings_bytes"] > 0
+            assert (
+                0
+                == report["usage"]["attempts"][key.replace("hpatch", "control")][
+                    "request_savings_bytes"
+                ]
+            )
+        assert "custom_tool_call:hpatch x2, custom_tool_call:hpatch_recover x1" in summary
+        assert "custom_tool_call:apply_patch x3" in summary
+        assert "| context_mismatch x1 | 0 over 0 signatures |" in summary
+        assert "No request reached hpatch" not in summary
+        savings = next(
+            line for line in summary.splitlines() if line.startswith("| client - provider request")
+        )
+        assert "| +" in savings
 
 
 class TestScriptedFailures:

@@ -8,6 +8,7 @@ from typing import Any
 
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
 from hpbench._console import err_console, out_console, print_fields
+from hpbench.capture.children import ModelExpectation
 from hpbench.capture.models import Protocol, RouterMode
 from hpbench.capture.validator import CaptureReport, validate_capture
 from hpbench.rundir import Arm
@@ -54,6 +55,24 @@ def register(commands: Any) -> None:
         default=[],
         metavar="FILE",
         help="codex exec --json streams of the measured root threads",
+    )
+    validate.add_argument(
+        "--expect-model",
+        metavar="MODEL",
+        help="the configured parent model: every root attempt must ask for it, and every "
+        "child thread must match a retained proof",
+    )
+    validate.add_argument(
+        "--child-model",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="a model child threads may use (repeatable; default the --expect-model)",
+    )
+    validate.add_argument(
+        "--mentor-model",
+        metavar="MODEL",
+        help="a Mentor treatment's mentor model (children may use it; one request needed)",
     )
     add_json_flag(validate)
     validate.set_defaults(handler=validate_command)
@@ -104,7 +123,10 @@ def _print_summary(report: CaptureReport) -> None:
             ),
             (
                 "hpatch",
-                ", ".join(f"{key} {value}" for key, value in hpatch.items()),
+                ", ".join(
+                    f"{key} {value}" for key, value in hpatch.items() if isinstance(value, int)
+                )
+                + f", edit payload {_signed(hpatch['edit_payload']['savings_bytes'])} bytes",
             ),
             *(
                 (
@@ -119,6 +141,19 @@ def _print_summary(report: CaptureReport) -> None:
     )
 
 
+def _models(args: argparse.Namespace) -> ModelExpectation | None:
+    if args.expect_model is None:
+        if args.child_model or args.mentor_model:
+            msg = "--child-model and --mentor-model need --expect-model"
+            raise ValueError(msg)
+        return None
+    return ModelExpectation(
+        parent=args.expect_model,
+        child=frozenset(args.child_model or [args.expect_model]),
+        mentor=args.mentor_model,
+    )
+
+
 def validate_command(args: argparse.Namespace) -> int:
     """``hpbench capture validate``."""
     try:
@@ -129,6 +164,7 @@ def validate_command(args: argparse.Namespace) -> int:
             expect_mode=args.expect_mode,
             expect_protocol=args.expect_protocol,
             codex_jsonl=args.codex_jsonl,
+            models=_models(args),
         )
     except ValueError as exc:
         err_console.print(f"hpbench: {exc}", markup=False, highlight=False)

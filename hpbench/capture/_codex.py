@@ -17,7 +17,8 @@ import attrs
 
 from hpbench.capture import codes
 from hpbench.capture._sink import FindingSink
-from hpbench.codex import InvalidLine, ThreadStarted, TurnCompleted, read_events
+from hpbench.codex import InvalidLine, ItemEvent, ThreadStarted, TurnCompleted, read_events
+from hpbench.codex.items import CollabToolCall
 from hpbench.errors import HpbenchError
 
 CODEX_TO_CAPTURE = (
@@ -39,6 +40,8 @@ class CodexThread:
     file: str
     thread_id: str | None
     usage: Mapping[str, int] | None
+    spawned: tuple[str, ...] = ()
+    """Child thread ids the stream's ``collab_tool_call`` items reached (Codex's own)."""
 
 
 def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> CodexThread:
@@ -52,9 +55,12 @@ def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> Code
     name = str(path)
     thread_id: str | None = None
     usage: dict[str, int] | None = None
+    spawned: list[str] = []
     try:
         for event in read_events(Path(path)):
-            if isinstance(event, ThreadStarted):
+            if isinstance(event, ItemEvent) and isinstance(event.item, CollabToolCall):
+                spawned += event.item.receiver_thread_ids
+            elif isinstance(event, ThreadStarted):
                 if thread_id is None and event.thread_id:
                     thread_id = event.thread_id
             elif isinstance(event, TurnCompleted) and event.usage is not None:
@@ -79,7 +85,7 @@ def read_codex_thread(path: Path | str, sink: FindingSink | None = None) -> Code
         return CodexThread(name, None, None)
     if thread_id is None:
         sink.add(codes.CODEX_SYNTAX, "no thread.started event names the thread", file=name)
-    return CodexThread(name, thread_id, usage)
+    return CodexThread(name, thread_id, usage, tuple(spawned))
 
 
 def reconcile_codex(

@@ -1,4 +1,4 @@
-"""The invariants a single record must hold on its own (R8-R13 of ``docs/capture.md``).
+"""The invariants a single record must hold on its own (R8-R13, R17 of ``docs/capture.md``).
 
 Each invariant is one function taking the record and returning ``None`` when it holds, or
 the :class:`Problem`: the finding code, the field it names and what is wrong.
@@ -197,7 +197,7 @@ _SIGNATURE = re.compile(r"[0-9a-f]{16}")
 
 
 def hpatch_problem(record: ExchangeRecord) -> Problem | None:
-    """R14: the edit-payload comparison holds, and the rejection groups account for every
+    """R17: the edit-payload comparison holds, and the rejection groups account for every
     rejection once, sorted, with signatures that are digests (never a path or text)."""
     hpatch = record.hpatch
     payload = comparison_problem("hpatch.edit_payload", hpatch.edit_payload)
@@ -240,7 +240,7 @@ def provider_problem(record: ProviderRecord) -> Problem | None:
 
 
 def exchange_problems(record: ExchangeRecord) -> tuple[Problem | None, ...]:
-    """Every invariant of an exchange record: R10 for each comparison, R11, R13, R14."""
+    """Every invariant of an exchange record: R10 for each comparison, R11, R13, R17."""
     return (
         request_problem(record),
         output_problem(record),

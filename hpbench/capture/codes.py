@@ -50,6 +50,13 @@ RECONCILE_CODEX: Final = "capture.reconcile.codex"
 CODEX_SYNTAX: Final = "capture.codex.syntax"
 CODEX_UNREPORTED: Final = "capture.codex.unreported"
 
+# Models and child threads (spec 002: configured models, retained child proofs)
+MODELS_PARENT: Final = "capture.models.parent"
+MODELS_CHILD: Final = "capture.models.child"
+MODELS_MENTOR_MISSING: Final = "capture.models.mentor_missing"
+MODELS_UNPROVED: Final = "capture.models.unproved"
+CHILD_PROOF: Final = "capture.child_proof"
+
 ALL: Final = (
     SNAPSHOT_MISSING,
     SNAPSHOT_SYNTAX,
@@ -86,5 +93,10 @@ ALL: Final = (
     RECONCILE_CODEX,
     CODEX_SYNTAX,
     CODEX_UNREPORTED,
+    MODELS_PARENT,
+    MODELS_CHILD,
+    MODELS_MENTOR_MISSING,
+    MODELS_UNPROVED,
+    CHILD_PROOF,
 )
 """Every code, in documentation order."""

@@ -32,7 +32,7 @@ from hpbench.capture.writer import (
 )
 
 MODEL = "gpt-6-astra"
-CHILD_MODEL = "gpt-6-astra-mini"
+CHILD_MODEL = MODEL  # Codex runs a spawned sub-agent on its parent's model
 
 
 def _thread_id(rng: random.Random) -> str:
@@ -162,7 +162,8 @@ def codex_streams(snapshot: dict[str, Any], directory: Path | str) -> list[Path]
     """Write one ``codex exec --json`` stream per root thread of ``snapshot``.
 
     Each stream's last ``turn.completed`` carries the thread's delivered usage, as Codex
-    would report it; returns the files written.
+    would report it, and a ``collab_tool_call`` names the children the root spawned (the
+    proof a child thread of Codex's own needs); returns the files written.
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -171,9 +172,17 @@ def codex_streams(snapshot: dict[str, Any], directory: Path | str) -> list[Path]
         if thread["role"] != ThreadRole.ROOT.value:
             continue
         usage = thread["delivered_usage"]
+        spawned = [
+            child["thread_id"]
+            for child in snapshot["threads"]
+            if child["role"] == ThreadRole.CHILD.value
+            and child["root_thread_id"] == thread["thread_id"]
+        ]
+        spawn = {"id": "item_1", "type": "collab_tool_call", "tool": "spawn_agent"}
         events = [
             {"type": "thread.started", "thread_id": thread["thread_id"]},
             {"type": "turn.started"},
+            {"type": "item.completed", "item": {**spawn, "receiver_thread_ids": spawned}},
             {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message"}},
             {
                 "type": "turn.completed",

@@ -30,6 +30,7 @@ from hpbench.capture._decode import decode_record, loads_unique, to_attrs
 from hpbench.capture._reconcile import reconcile_snapshot
 from hpbench.capture._sink import FindingSink
 from hpbench.capture._stream import RecordStream
+from hpbench.capture.children import ModelExpectation, check_models, read_proofs
 from hpbench.capture.models import (
     RECORD_SCHEMA_VERSION,
     SNAPSHOT_SCHEMA,
@@ -279,6 +280,19 @@ def _bind(structured: MetricsSnapshot, binding: Binding, sink: FindingSink, file
         )
 
 
+def _check_models(
+    directory: Path, models: ModelExpectation, codex: Sequence[CodexThread], sink: FindingSink
+) -> None:
+    proofs = read_proofs(directory, sink)
+    spawned = [child for thread in codex for child in thread.spawned]
+    try:
+        check_models(iter_records(directory), models, proofs, spawned, sink)
+    except ContractError:
+        # A record the contract refuses is already a finding of the stream; the models of
+        # a capture that cannot be read cannot be checked, and it fails anyway.
+        return
+
+
 def validate_capture(
     records: Path | str,
     snapshot: Path | str,
@@ -287,6 +301,7 @@ def validate_capture(
     expect_mode: RouterMode | str | None = None,
     expect_protocol: Protocol | str | None = None,
     codex_jsonl: Sequence[Path | str] = (),
+    models: ModelExpectation | None = None,
 ) -> CaptureReport:
     """Validate one arm's capture and return a :class:`CaptureReport`.
 
@@ -299,6 +314,9 @@ def validate_capture(
         codex_jsonl: the ``codex exec --json`` streams of the measured root threads;
             when given, each root thread's delivered provider usage must equal Codex's
             last ``turn.completed`` usage, and every root thread must have a stream.
+        models: the models the run configured for the arm; when given, every attempt is
+            held to them and every child thread to a retained proof
+            (:mod:`hpbench.capture.children`).
 
     Raises:
         ValueError: when the expectation contradicts the arm.
@@ -336,6 +354,8 @@ def validate_capture(
     codex_threads = [read_codex_thread(path, sink) for path in codex_jsonl]
     if codex_threads:
         reconcile_codex(codex_threads, derived, sink)
+    if models is not None and paths:
+        _check_models(directory, models, codex_threads, sink)
 
     label = None if codes.BINDING in sink.counts else binding.label
     # A logger per call, so a configuration made later (or by a test) applies to it.

@@ -112,6 +112,9 @@ class CollabToolCall:
     id: str
     tool: str
     status: str | None
+    # The threads the call reached (a spawn's new children): the capture's proof that a
+    # child thread's traffic was Codex's own.
+    receiver_thread_ids: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -240,10 +243,16 @@ def _todo_list(raw: dict[str, Any], path: str) -> TodoList:
 
 
 def _collab_tool_call(raw: dict[str, Any], path: str) -> CollabToolCall:
+    receivers = raw.get("receiver_thread_ids")
+    if receivers is not None and (
+        not isinstance(receivers, list) or not all(isinstance(r, str) and r for r in receivers)
+    ):
+        raise f.FieldProblemError(f"{path}.receiver_thread_ids", "expected a list of thread ids")
     return CollabToolCall(
         id=f.required_str(raw, "id", path),
         tool=f.required_str(raw, "tool", path),
         status=f.optional_str(raw, "status", path),
+        receiver_thread_ids=tuple(receivers or ()),
     )
 
 

@@ -171,9 +171,10 @@ def begin_exchange(capture: CaptureWriter, request: Request) -> ExchangeCapture 
 
 
 def record_attempt(
-    capture: ExchangeCapture | None, body: bytes, request: Request, attempt: AttemptSeen
+    capture: ExchangeCapture | None, body: bytes, attempt: AttemptSeen, *, turn_state: bool
 ) -> None:
-    """Write one upstream attempt (which sent ``body``) as a provider record of the exchange."""
+    """Write one upstream attempt (which sent ``body``, and the turn's
+    ``x-codex-turn-state`` when ``turn_state``) as a provider record of the exchange."""
     if capture is None:
         return
     facts = attempt.stream
@@ -193,7 +194,7 @@ def record_attempt(
         output_text_bytes=facts.output_text_bytes(),
         stream_bytes=attempt.stream_bytes,
         delivered=attempt.delivered,
-        turn_state_forwarded=request.headers.get(TURN_STATE_HEADER) is not None,
+        turn_state_forwarded=turn_state,
         turn_state_returned=attempt.turn_state_returned,
         complete=attempt.complete,
     )

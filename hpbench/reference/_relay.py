@@ -18,8 +18,25 @@ from typing import Any
 import structlog
 
 from hpbench._jsonio import canonical_json
-from hpbench.capture import AttemptOutcome, CaptureErrorCategory, CaptureWriter, ExchangeOutcome
+from hpbench.capture import (
+    AttemptOutcome,
+    CaptureErrorCategory,
+    CaptureWriter,
+    ExchangeCapture,
+    ExchangeOutcome,
+    ThreadRef,
+    ThreadRole,
+)
+from hpbench.capture.children import MENTOR_SUBAGENT, PROOF_SCHEMA, ChildProof, append_proof
+from hpbench.capture.models import Count, Ident
 from hpbench.reference import _http
+from hpbench.reference._mentor import (
+    Schedule,
+    advice_of,
+    child_body,
+    child_thread_id,
+    handoff_item,
+)
 from hpbench.reference._observe import (
     AttemptSeen,
     ExchangeSeen,
@@ -28,12 +45,24 @@ from hpbench.reference._observe import (
     record_attempt,
 )
 from hpbench.reference._sse import EventDecoder, EventRewriter, encode_event
-from hpbench.reference._transform import DROP, Transform
+from hpbench.reference._transform import DROP, Routing, Transform
 from hpbench.reference._upstream import Upstream, UpstreamExchange, open_exchange
+from hpbench.reference._usage import tokens_for
 
 log = structlog.get_logger("hpbench.reference.router")
 
 RETRYABLE_STATUSES = frozenset({502, 503, 504})
+# A consultation is the router's own request: Codex's thread identity and turn state are
+# replaced by the child's, and nothing of the parent's turn goes along.
+_CHILD_DROPPED_HEADERS = (
+    "thread-id",
+    "session-id",
+    "x-openai-subagent",
+    _http.TURN_STATE_HEADER,
+    "x-client-request-id",
+    "x-codex-window-id",
+    "x-codex-turn-metadata",
+)
 MAX_RETRY_AFTER = 5.0
 BACKOFF_BASE = 0.25
 # What a failed upstream connection or a broken upstream stream raises.
@@ -53,13 +82,15 @@ class Router:
         capture: CaptureWriter,
         *,
         retries: int = 1,
+        mentor_model: str | None = None,
         connect_timeout: float = 10.0,
         head_timeout: float = 300.0,
         idle_timeout: float = 300.0,
     ) -> None:
         self.upstream = upstream
         self.capture = capture
-        self.transform = Transform(capture.mode, capture.protocol)
+        self.transform = Transform(capture.mode, capture.protocol, mentor=mentor_model is not None)
+        self.mentor = Schedule(mentor_model)
         self.retries = retries
         self.connect_timeout = connect_timeout
         self.head_timeout = head_timeout
@@ -94,6 +125,8 @@ class Router:
         if self.transform.active:
             thread = request.headers.get("thread-id") or ""
             exchange.routing = self.transform.prepare(request.body, thread)
+            if capture is not None:
+                await self._consult_mentor(request, capture, exchange.routing)
         attempts = 0
         reusable = False
         try:
@@ -105,7 +138,12 @@ class Router:
                         attempt, number, request, exchange=exchange, reader=reader, writer=writer
                     )
                 finally:
-                    record_attempt(capture, exchange.upstream_body(request), request, attempt)
+                    record_attempt(
+                        capture,
+                        exchange.upstream_body(request),
+                        attempt,
+                        turn_state=request.headers.get(_http.TURN_STATE_HEADER) is not None,
+                    )
                 if done:
                     break
         except (ConnectionError, OSError):
@@ -127,6 +165,106 @@ class Router:
                 turn_state_sent=request.headers.get(_http.TURN_STATE_HEADER) is not None,
             )
         return reusable and request.keep_alive
+
+    async def _consult_mentor(
+        self, request: _http.Request, parent: ExchangeCapture, routing: Routing
+    ) -> None:
+        """Consult the mentor when the schedule says so, and hand its advice over.
+
+        The consultation is a child thread of the request's root: captured as its own
+        exchange (the router is its client), proven by a child proof written before it
+        starts, and never retried. A consultation that fails hands nothing over; the
+        main request goes on as it came.
+        """
+        ref = parent.client.thread
+        model = self.mentor.model
+        is_root = ref.role is ThreadRole.ROOT
+        number = self.mentor.next_consult(ref.root_thread_id, is_root, routing.history)
+        body = None if number is None or model is None else child_body(model, routing.history)
+        if number is None or model is None or body is None:
+            return
+        child = ThreadRef(
+            thread_id=Ident(child_thread_id(ref.root_thread_id, number)),
+            root_thread_id=ref.root_thread_id,
+            parent_thread_id=ref.thread_id,
+            role=ThreadRole.CHILD,
+            subagent=MENTOR_SUBAGENT,
+        )
+        append_proof(
+            self.capture.directory,
+            ChildProof(
+                schema=PROOF_SCHEMA,
+                thread_id=child.thread_id,
+                parent_thread_id=ref.thread_id,
+                root_thread_id=ref.root_thread_id,
+                kind="mentor",
+                model=Ident(model),
+                trigger_exchange=Count(parent.exchange),
+            ),
+        )
+        headers = request.headers.end_to_end(drop=_CHILD_DROPPED_HEADERS)
+        headers += [
+            ("thread-id", child.thread_id),
+            ("session-id", child.root_thread_id),
+            ("x-openai-subagent", MENTOR_SUBAGENT),
+        ]
+        advice = await self._child_exchange(child, model, headers, body)
+        if advice is not None:
+            routing.append_input(handoff_item(advice))
+
+    async def _child_exchange(
+        self, child: ThreadRef, model: str, headers: list[tuple[str, str]], body: bytes
+    ) -> str | None:
+        """One router-owned child request, captured; the mentor's advice or None."""
+        capture = self.capture.begin(
+            thread=child,
+            requested_model=model,
+            request_bytes=len(body),
+            request_tokens=tokens_for(len(body)),
+        )
+        attempt = AttemptSeen()
+        exchange = ExchangeSeen()
+        try:
+            upstream = await open_exchange(
+                self.upstream,
+                "POST",
+                f"{self.upstream.base_path}/responses",
+                headers,
+                body,
+                connect_timeout=self.connect_timeout,
+                head_timeout=self.head_timeout,
+            )
+        except _UPSTREAM_FAILURES:
+            record_attempt(capture, body, attempt, turn_state=False)
+            finish_exchange(capture, exchange)
+            return None
+        response = upstream.response
+        attempt.http_status = exchange.client_status = response.status
+        attempt.header_model = response.headers.get("openai-model")
+        attempt.provider_request_id = response.headers.get("x-request-id")
+        attempt.is_stream = "text/event-stream" in (response.headers.get("content-type") or "")
+        attempt.delivered = True
+        exchange.delivered = attempt
+        decoder = EventDecoder()
+        broken = False
+        try:
+            async with asyncio.timeout(self.idle_timeout):
+                async for data in upstream.body():
+                    attempt.stream_bytes += len(data)
+                    for event in decoder.feed(data):
+                        attempt.stream.add(event)
+        except _UPSTREAM_FAILURES:
+            broken = True
+        finally:
+            await upstream.close()
+        attempt.complete = not decoder.malformed
+        attempt.settle(broken=broken)
+        exchange.client_stream_bytes = attempt.stream_bytes
+        ok = attempt.outcome is AttemptOutcome.COMPLETED
+        exchange.outcome = ExchangeOutcome.COMPLETED if ok else ExchangeOutcome.FAILED
+        record_attempt(capture, body, attempt, turn_state=False)
+        finish_exchange(capture, exchange)
+        return advice_of(attempt.stream.output_items) if ok else None
 
     async def _attempt(
         self,

@@ -27,6 +27,7 @@ import attrs
 import structlog
 
 from hpbench._jsonio import canonical_json
+from hpbench.capture.children import MENTOR_SUBAGENT
 from hpbench.reference import _http
 from hpbench.reference._history import responses_in_history, unmet_expectation, user_messages
 from hpbench.reference._records import authorization_kind, request_facts
@@ -37,6 +38,12 @@ from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
 from hpbench.reference.script import Fault, FaultKind, Script
 
 log = structlog.get_logger("hpbench.reference.provider")
+
+MENTOR_ADVICE = (
+    "Mentor (scripted): pin the revision before the first batch, and check the final "
+    "Count and More."
+)
+"""What the scripted provider answers every mentor consultation with."""
 
 
 def request_id(seq: int) -> str:
@@ -160,6 +167,8 @@ class Provider:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> bool:
+        if request.headers.get("x-openai-subagent") == MENTOR_SUBAGENT:
+            return await self._answer_mentor(script_name, request, body, reader, writer)
         script = self.scripts[script_name]
         items: list[Any] = body["input"]
         raw_key = body.get("prompt_cache_key")
@@ -253,6 +262,60 @@ class Provider:
         self._finish(record)
         return outcome in ("completed", "response_failed")
 
+    async def _answer_mentor(
+        self,
+        script_name: str,
+        request: _http.Request,
+        body: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        """A router's mentor consultation: answered with :data:`MENTOR_ADVICE`, never from
+        the script, so a consultation cannot move the script's steps."""
+        self._seq += 1
+        items: list[Any] = body["input"]
+        thread = request.headers.get("thread-id") or "<no thread-id>"
+        record: dict[str, Any] = {
+            "seq": self._seq,
+            "received_at": round(time.time(), 3),
+            "script": script_name,
+            "path": request.path,
+            "mentor": True,
+            "thread": short_hash(thread),
+            **request_facts(request, body, items, None),
+        }
+        output = [
+            {
+                "type": "message",
+                "id": f"msg_mentor_{self._seq}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": MENTOR_ADVICE, "annotations": []}],
+            }
+        ]
+        units = prompt_units(body)
+        output_tokens, reasoning_tokens = output_usage(output)
+        usage = Usage(
+            input_tokens=sum(tokens for _, tokens in units),
+            cached_tokens=0,
+            cache_write_tokens=0,
+            output_tokens=output_tokens,
+            reasoning_tokens=reasoning_tokens,
+        )
+        events = response_events(f"resp_mentor_{self._seq}", body.get("model"), output, usage, None)
+        headers = [("x-request-id", request_id(self._seq))]
+        digest = hashlib.sha256()
+        outcome = await _stream(writer, reader, headers, events, fault=None, digest=digest)
+        record["response"] = {
+            "status": 200,
+            "outcome": outcome,
+            "output_types": ["message"],
+            "usage": attrs.asdict(usage) if outcome == "completed" else None,
+            "body_sha256": digest.hexdigest(),
+        }
+        self._finish(record)
+        return outcome == "completed"
+
     async def _refuse_key(
         self, request: _http.Request, refusal: str, writer: asyncio.StreamWriter
     ) -> None:
@@ -338,9 +401,10 @@ class Provider:
             "request",
             seq=record["seq"],
             script=record["script"],
-            step=record["step"],
-            attempt=record["attempt"],
-            turn_state=record["turn_state"]["status"],
+            step=record.get("step"),
+            attempt=record.get("attempt"),
+            mentor=record.get("mentor", False),
+            turn_state=record["turn_state"]["status"] if "turn_state" in record else None,
             outcome=record["response"]["outcome"],
         )
 

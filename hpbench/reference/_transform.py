@@ -44,6 +44,7 @@ class Routing:
 
     upstream_body: bytes
     history: list[Any] = attrs.field(factory=list)
+    upstream: dict[str, Any] | None = None
     successes: int = 0
     corrections: int = 0
     unmatched: int = 0
@@ -55,6 +56,13 @@ class Routing:
     hidden_items: set[str] = attrs.field(factory=set)
     expanded: int = 0
     unresolved: int = 0
+
+    def append_input(self, item: dict[str, Any]) -> None:
+        """Add one item at the end of what goes upstream (the mentor's handoff)."""
+        if self.upstream is None:
+            return
+        self.upstream = {**self.upstream, "input": [*self.upstream["input"], item]}
+        self.upstream_body = _encode(self.upstream)
 
     def take(self, outcome: _hpatch.Outcome) -> None:
         """Count one routed call's outcome, first seen in this exchange's request."""
@@ -94,15 +102,16 @@ class Transform:
     because Codex resends the whole history with every request.
     """
 
-    def __init__(self, mode: RouterMode, protocol: Protocol) -> None:
+    def __init__(self, mode: RouterMode, protocol: Protocol, *, mentor: bool = False) -> None:
         self.hpatch = mode is RouterMode.HPATCH
         self.ctp2 = protocol is Protocol.CTP2
+        self.mentor = mentor
         self._correlated: set[tuple[str, str]] = set()
 
     @property
     def active(self) -> bool:
-        """Whether this router changes anything at all."""
-        return self.hpatch or self.ctp2
+        """Whether this router may change anything at all."""
+        return self.hpatch or self.ctp2 or self.mentor
 
     def prepare(self, body: bytes, thread: str) -> Routing:
         """The exchange's routing: its upstream body, and the outcomes its request carried.
@@ -126,8 +135,10 @@ class Transform:
             data = _hpatch.with_tools(data)
         if self.ctp2:
             items = _ctp2.compress_input(items)
-        data = {**data, "input": items}
-        routing.upstream_body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+        routing.upstream = {**data, "input": items}
+        if self.hpatch or self.ctp2:
+            # Mentor alone changes a request only when it hands advice over.
+            routing.upstream_body = _encode(routing.upstream)
         return routing
 
     def event(self, event: dict[str, Any], routing: Routing) -> Any:
@@ -170,3 +181,7 @@ class Transform:
                 routing.unresolved += expanded.unresolved
             result = expanded.item
         return result
+
+
+def _encode(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

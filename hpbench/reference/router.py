@@ -32,8 +32,21 @@ What it guarantees:
   ``--capture-output``; they hold sizes, counts, tool shapes, usage and thread
   identities, never conversation text or header values.
 
-``--mode hpatch`` relays exactly like ``passthrough`` for now; its mode and
-``--protocol`` are recorded in every record and in the snapshot.
+What the modes change (test equipment, never the real Hpatch, CTP or Mentor):
+
+- ``--mode passthrough --protocol native --mentor off`` changes nothing: the byte-for-byte
+  relay above.
+- ``--mode hpatch`` offers the model the reference ``hpatch``/``hpatch_recover`` edit
+  tools and routes their calls to Codex's ``apply_patch`` and back
+  (:mod:`hpbench.reference._hpatch`).
+- ``--protocol ctp2`` sends older tool outputs upstream as references and expands the
+  model's references for Codex (:mod:`hpbench.reference._ctp2`).
+- ``--mentor MODEL`` consults MODEL on the router-owned schedule of
+  :mod:`hpbench.reference._mentor`, as child threads with retained child proofs.
+
+With any of them, routed response streams are rewritten event by event; an event routing
+does not change is relayed as it came. Mode, protocol and mentor are recorded in the
+snapshot, mode and protocol in every record.
 
 This module is the command line; the relay is :mod:`hpbench.reference._relay`,
 what it records :mod:`hpbench.reference._observe`.
@@ -79,6 +92,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _mentor(text: str) -> str:
+    if not text.strip() or text != text.strip():
+        msg = "must be a model name or off"
+        raise argparse.ArgumentTypeError(msg)
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The router's command line."""
     parser = argparse.ArgumentParser(
@@ -91,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", required=True, choices=[m.value for m in RouterMode])
     parser.add_argument("--protocol", required=True, choices=[p.value for p in Protocol])
     parser.add_argument("--upstream", required=True, metavar="URL", help="base URL, e.g. …/v1")
+    parser.add_argument(
+        "--mentor",
+        default="off",
+        type=_mentor,
+        metavar="MODEL|off",
+        help="Mentor Handoff: the mentor model to consult, or off (the default; the control's)",
+    )
     parser.add_argument(
         "--upstream-retries",
         type=_non_negative,
@@ -115,8 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         host, port = _server.parse_listen(args.listen)
         upstream = Upstream.parse(args.upstream)
+        mentor_model = None if args.mentor == "off" else args.mentor
         capture = CaptureWriter(
-            args.capture_output, mode=RouterMode(args.mode), protocol=Protocol(args.protocol)
+            args.capture_output,
+            mode=RouterMode(args.mode),
+            protocol=Protocol(args.protocol),
+            mentor=mentor_model is not None,
         )
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"router: {exc}\n")
@@ -125,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         upstream,
         capture,
         retries=args.upstream_retries,
+        mentor_model=mentor_model,
         head_timeout=args.upstream_idle_timeout,
         idle_timeout=args.upstream_idle_timeout,
     )

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hpbench.capture.children import ModelExpectation
 from hpbench.capture.validator import validate_capture
 from hpbench.findings import Finding
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
@@ -29,10 +30,15 @@ def capture_check(run: Mapping[str, Any]) -> CaptureCheck:
     the protocol the run retained (``"treatment_model_protocol"``), the control's
     passthrough/native."""
     protocol = run["treatment_model_protocol"]
+    # Both arms run the configured model; a child (Codex's own sub-agent) runs it too.
+    # Neither arm of a paired run enables Mentor Handoff, so no mentor model is allowed.
+    models = ModelExpectation(parent=run["model"], child=frozenset({run["model"]}))
 
     def check(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]) -> CaptureVerdict:
         expected = protocol if arm == Arm.HPATCH.value else None
-        return check_router_capture(router_dir, arm, codex_jsonl, expect_protocol=expected)
+        return check_router_capture(
+            router_dir, arm, codex_jsonl, expect_protocol=expected, models=models
+        )
 
     return check
 
@@ -43,9 +49,10 @@ def check_router_capture(
     codex_jsonl: Sequence[Path],
     *,
     expect_protocol: str | None = None,
+    models: ModelExpectation | None = None,
 ) -> CaptureVerdict:
     """Validate one router's evidence for ``arm`` (the hpatch arm's with
-    ``expect_protocol``, native when not given)."""
+    ``expect_protocol``, native when not given), holding it to ``models`` when given."""
     snapshot = router_dir / SNAPSHOT_NAME
     records = router_dir / RECORDS_DIR
     problems = [
@@ -81,5 +88,6 @@ def check_router_capture(
         arm=arm,
         codex_jsonl=list(codex_jsonl),
         expect_protocol=expect_protocol,
+        models=models,
     )
     return CaptureVerdict(report.findings, report.snapshot)

@@ -392,6 +392,39 @@ class Hpatch:
 
 
 @attrs.frozen
+class ModelRow:
+    """One combination of thread role and models in an attempt's traffic."""
+
+    traffic: Literal["main", "child", "mentor"] = attrs.field(
+        metadata=doc("Root-thread traffic, a child's, or a child on the mentor model.")
+    )
+    request_model: str | None = attrs.field(metadata=doc("The model requested upstream."))
+    response_model: str | None = attrs.field(metadata=doc("The provider-reported model."))
+    header_model: str | None = attrs.field(metadata=doc("The provider's model header."))
+    attempts: int = attrs.field(metadata=doc("Provider attempts, with or without usage."))
+    attempts_with_usage: int = attrs.field(metadata=doc("Of those, attempts with usage."))
+
+
+@attrs.frozen
+class ConfiguredModels:
+    """The models the run configured."""
+
+    main: str = attrs.field(metadata=doc("The parent (root-thread) model."))
+    child: str = attrs.field(metadata=doc("The model a child thread may use."))
+    mentor: str | None = attrs.field(metadata=doc("The mentor model; null without Mentor."))
+
+
+@attrs.frozen
+class Models:
+    """The models each attempt's traffic used."""
+
+    configured: ConfiguredModels = attrs.field(metadata=doc("What the run configured."))
+    attempts: dict[str, tuple[ModelRow, ...] | None] = attrs.field(
+        metadata=doc("By `<repetition>-<arm>`; null without a valid capture.")
+    )
+
+
+@attrs.frozen
 class Compression:
     """The CTP compression gate: the task's required directions and what was measured."""
 
@@ -443,6 +476,7 @@ class ReportDocument:
     provenance: Provenance = attrs.field(metadata=doc("What ran."))
     compression: Compression = attrs.field(metadata=doc("The CTP compression gate."))
     hpatch: Hpatch = attrs.field(metadata=doc("The treatment's Hpatch results."))
+    models: Models = attrs.field(metadata=doc("Main, child and mentor models per attempt."))
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 

@@ -43,6 +43,7 @@ from hpbench.report.figures import (
     comparison,
 )
 from hpbench.report.hpatch import hpatch_results
+from hpbench.report.models import model_rows
 from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
@@ -326,6 +327,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "provenance": ran,
         "compression": compression,
         "hpatch": hpatch_results(treatment, captured.valid),
+        "models": model_rows(sorted(attempt_keys), captured.valid, main=run["model"]),
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

@@ -20,6 +20,7 @@ from hpbench.report.markdown import (
     table,
 )
 from hpbench.report.summary_hpatch import hpatch_section
+from hpbench.report.summary_models import models_section
 from hpbench.report.summary_usage import evidence_section, usage_section
 from hpbench.report.summary_what_ran import what_ran_section
 
@@ -331,6 +332,7 @@ def render_summary(report: dict[str, Any]) -> str:
         [*verdict, ""],
         _correctness(report),
         usage_section(report),
+        models_section(report),
         evidence_section(report),
         _captures(report),
         _commands(report),

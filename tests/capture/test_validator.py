@@ -670,7 +670,7 @@ def _routed_exchange(capture) -> int:
 
 
 class TestHpatchTelemetry:
-    """R14: a router cannot hide a rejection, invent a group or leak a path in a signature."""
+    """R17: a router cannot hide a rejection, invent a group or leak a path in a signature."""
 
     @pytest.fixture
     def routed(self, make_capture):

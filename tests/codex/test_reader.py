@@ -126,7 +126,12 @@ class TestItemTypes:
         assert isinstance(items["item_0"], ErrorItem)
         assert Reasoning("item_1", "**Planning** I will look around first.") == items["item_1"]
         assert McpToolCall("item_3", "echo", "say", "completed", failed=False) == items["item_3"]
-        assert CollabToolCall("item_5", "spawn_agent", "completed") == items["item_5"]
+        assert (
+            CollabToolCall(
+                "item_5", "spawn_agent", "completed", ("01a23693-d235-7e93-94ee-9a0cea7da8d6",)
+            )
+            == items["item_5"]
+        )
         assert (
             CommandExecution("item_6", "/bin/bash -lc 'cat src/app.go'", 0, "completed", 13)
             == items["item_6"]

@@ -80,6 +80,7 @@ def arena(
     stream_retries: int = 0,
     idle_ms: int = 10_000,
     model: str = MODEL,
+    router_extra: tuple[str, ...] = (),
 ) -> Iterator[Arena]:
     mode, protocol = ARMS[arm]
     workspace = tmp_path / "ws"
@@ -93,6 +94,7 @@ def arena(
             mode=mode,
             protocol=protocol,
             log=tmp_path / "router.log",
+            extra=router_extra,
         ) as router:
             codex_home = tmp_path / "codex-home"
             config = CodexConfig(

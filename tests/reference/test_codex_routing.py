@@ -9,15 +9,20 @@ say exactly what happened, with real, signed savings.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hpbench.capture import codes, validate_capture
+from hpbench.capture.children import ModelExpectation, proofs_path
+from hpbench.reference._scripted import MENTOR_ADVICE
 from hpbench.reference.harness import read_jsonl
 from hpbench.rundir import Arm
 
-from .test_codex import arena
+from .test_codex import MODEL, arena
 
 pytestmark = pytest.mark.codex
 
@@ -132,3 +137,105 @@ class TestAFailingRouter:
         assert {"step": 0, "expected": "applied", "got": "other"} == provider[-1]["expectation"]
         assert 0 == metrics["hpatch"]["successes"]
         assert not (bench.workspace / "notes.txt").exists()
+
+
+MENTOR_MODEL = "gpt-6-mentor"
+
+
+@pytest.fixture(scope="module")
+def mentored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One exec through a router with ``--mentor gpt-6-mentor`` (one turn: one consult)."""
+    tmp_path = tmp_path_factory.mktemp("mentor")
+    replay_dir = Path(__file__).parents[1] / "data" / "replay"
+    with arena(
+        tmp_path,
+        replay_dir / "edit-and-check.json",
+        Arm.HPATCH,
+        router_extra=("--mentor", MENTOR_MODEL),
+    ) as bench:
+        run = bench.run("Greet the world in hello.txt.")
+        codex = run.save(tmp_path / "codex.jsonl")
+        snapshot = tmp_path / "metrics.json"
+        snapshot.write_text(json.dumps(bench.metrics()))
+        return {
+            "run": run,
+            "codex": codex,
+            "snapshot": snapshot,
+            "metrics": bench.metrics(),
+            "provider": bench.provider_records(),
+            "capture": bench.capture,
+            "workspace": bench.workspace,
+        }
+
+
+def _validate(mentored: dict[str, Any], models: ModelExpectation) -> Any:
+    return validate_capture(
+        mentored["capture"],
+        mentored["snapshot"],
+        arm="hpatch",
+        expect_protocol="ctp2",
+        codex_jsonl=[mentored["codex"]],
+        models=models,
+    )
+
+
+WITH_MENTOR = ModelExpectation(parent=MODEL, child=frozenset({MODEL}), mentor=MENTOR_MODEL)
+
+
+class TestMentorHandoff:
+    def test_the_turn_still_finishes(self, mentored):
+        run = mentored["run"]
+        assert 0 == run.returncode, run.stderr[-2000:]
+        assert "hello, world\n" == (mentored["workspace"] / "hello.txt").read_text()
+
+    def test_one_child_thread_with_its_proof(self, mentored):
+        metrics = mentored["metrics"]
+        assert metrics["router"]["mentor"] is True
+        roles = sorted((t["role"], t["logical_requests"]) for t in metrics["threads"])
+        assert [("child", 1), ("root", 4)] == roles
+        (proof,) = read_jsonl(proofs_path(mentored["capture"]))
+        (child,) = [t for t in metrics["threads"] if t["role"] == "child"]
+        assert (child["thread_id"], child["parent_thread_id"], MENTOR_MODEL, "mentor") == (
+            proof["thread_id"],
+            proof["parent_thread_id"],
+            proof["model"],
+            proof["kind"],
+        )
+        models = {(m["role"], m["request_model"]) for m in metrics["models"]}
+        assert {("root", MODEL), ("child", MENTOR_MODEL)} == models
+
+    def test_the_advice_went_to_the_main_model(self, mentored):
+        """The provider answered the consultation (not from the script), and the first
+        main request carried the handoff as one more developer message."""
+        provider = mentored["provider"]
+        mentor = [r for r in provider if r.get("mentor")]
+        main = [r for r in provider if not r.get("mentor")]
+        assert 1 == len(mentor)
+        assert mentor[0]["seq"] < main[0]["seq"]
+        first, second = (r["request"]["input_types"] for r in main[:2])
+        assert first["message:developer"] == second["message:developer"] + 1
+        assert MENTOR_ADVICE.startswith("Mentor (scripted)")
+
+    def test_the_capture_validates_with_the_mentor_configuration(self, mentored):
+        report = _validate(mentored, WITH_MENTOR)
+        assert report.ok, [str(f) for f in report.findings]
+
+    def test_a_mentor_model_the_configuration_does_not_name_fails(self, mentored):
+        """Self-consistent evidence of a mentor the run did not configure is refused."""
+        report = _validate(mentored, ModelExpectation(parent=MODEL, child=frozenset({MODEL})))
+        assert codes.MODELS_CHILD in report.codes()
+
+    def test_a_wrong_parent_model_fails(self, mentored):
+        report = _validate(
+            mentored, ModelExpectation("gpt-6-astra", frozenset({MODEL}), MENTOR_MODEL)
+        )
+        assert codes.MODELS_PARENT in report.codes()
+
+    def test_an_unproved_child_fails(self, mentored, tmp_path):
+        """Without the router's proof the mentor child is an unproved thread."""
+        capture = tmp_path / "capture"
+        shutil.copytree(mentored["capture"], capture)
+        proofs_path(capture).unlink()
+        report = _validate({**mentored, "capture": capture}, WITH_MENTOR)
+        assert codes.MODELS_UNPROVED in report.codes()
+        assert not report.ok

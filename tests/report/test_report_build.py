@@ -148,6 +148,30 @@ class TestReportBuild:
         report = json.loads((run_dir / "report.json").read_text())
         assert not report["captures"]["1-control"]["valid"]
 
+    def test_wrong_provider_models_fail(self, run_dir: Path) -> None:
+        """A self-consistent capture whose requests asked for another model than the run
+        configured is refused by name, not reported as this run's usage."""
+        router = run_dir / "routers" / "1-hpatch"
+        for path in (router / "capture" / "records.jsonl", router / "metrics.json"):
+            text = path.read_text()
+            path.write_text(text.replace('"gpt-6-astra"', '"gpt-5.5"'))
+        result = build(run_dir)
+        assert 1 == result.returncode
+        verdict = json.loads((run_dir / "report.json").read_text())["captures"]["1-hpatch"]
+        assert not verdict["valid"]
+        found = {f["code"] for f in verdict["findings"]}
+        assert {"capture.models.parent", "capture.models.child"} == found
+
+    def test_an_unproved_child_thread_fails(self, run_dir: Path) -> None:
+        """Without the spawn in Codex's stream, the capture's child thread is unproved."""
+        stream = run_dir / "attempts" / "2-control" / "codex.jsonl"
+        lines = [line for line in stream.read_text().splitlines() if "collab_tool_call" not in line]
+        stream.write_text("\n".join(lines) + "\n")
+        result = build(run_dir)
+        assert 1 == result.returncode
+        verdict = json.loads((run_dir / "report.json").read_text())["captures"]["2-control"]
+        assert {"capture.models.unproved"} == {f["code"] for f in verdict["findings"]}
+
     def test_missing_router_evidence(self, run_dir: Path) -> None:
         """A router directory without its snapshot fails validation by name."""
         (run_dir / "routers" / "1-hpatch" / "metrics.json").unlink()

@@ -329,6 +329,14 @@ def validate_capture(
     # Binding first: self-consistent evidence from the wrong configuration is never labelled.
     if structured is not None:
         _bind(structured, binding, sink, snapshot_name)
+        if models is not None and structured.router.mentor != (models.mentor is not None):
+            sink.add(
+                codes.BINDING,
+                "the router's Mentor Handoff setting is not the run's "
+                f"(the snapshot says mentor {str(structured.router.mentor).lower()})",
+                file=snapshot_name,
+                field="$.router.mentor",
+            )
     router = structured.router if structured is not None else binding
 
     directory = Path(records)

@@ -206,3 +206,15 @@ class TestSchedule:
         got = [schedule.next_consult("r", True, history) for _ in range(4)]
         assert [*range(1, MAX_CONSULTS_PER_THREAD + 1)] == [g for g in got if g is not None]
         assert 1 == schedule.next_consult("other", True, history)
+
+
+class TestMentorBinding:
+    def test_mentor_on_without_a_configured_mentor_is_the_wrong_configuration(self, tmp_path):
+        """A router that consulted a mentor the run never configured is not this run's
+        treatment, however self-consistent its evidence."""
+        directory, snapshot = _capture(tmp_path, (_root(), MAIN))
+        expected = ModelExpectation(parent=MAIN, child=frozenset({MAIN}))
+        report = validate_capture(directory, snapshot, arm="hpatch", models=expected)
+        finding = next(f for f in report.findings if f.code == codes.BINDING)
+        assert "$.router.mentor" == finding.field
+        assert report.label is None

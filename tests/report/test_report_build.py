@@ -172,6 +172,17 @@ class TestReportBuild:
         verdict = json.loads((run_dir / "report.json").read_text())["captures"]["2-control"]
         assert {"capture.models.unproved"} == {f["code"] for f in verdict["findings"]}
 
+    def test_absent_baseline_evidence_fails(self, run_dir: Path) -> None:
+        """A paired run whose control router left no evidence has no baseline: it fails,
+        and no delta is computed from the treatment alone."""
+        shutil.rmtree(run_dir / "routers" / "1-control")
+        result = build(run_dir)
+        assert 1 == result.returncode
+        report = json.loads((run_dir / "report.json").read_text())
+        assert ["no router evidence for 1-control"] == report["outcome"]["reasons"]
+        assert all(value is None for value in report["usage"]["deltas"].values())
+        assert all(value is None for value in report["usage"]["arms"]["control"].values())
+
     def test_missing_router_evidence(self, run_dir: Path) -> None:
         """A router directory without its snapshot fails validation by name."""
         (run_dir / "routers" / "1-hpatch" / "metrics.json").unlink()

@@ -11,6 +11,9 @@ was still changing. A covered path changed before but never after is
 *terminal validation* and is kept apart. A bare worktree ``git diff`` covers
 the whole workspace and is a loop when any path changes before and after it;
 those loops are reported apart from explicit operands.
+
+The same pass records the attempt's edit rounds (:mod:`hpbench.commands.rounds`),
+which also need the file changes Codex did not apply.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from hpbench.codex.summary import CompletedFileChange, Step, summarize
 from hpbench.commands.categories import LOOP_CATEGORIES, Category
 from hpbench.commands.classify import classify
 from hpbench.commands.operands import covers
+from hpbench.commands.rounds import EditRounds, RoundTracker
 from hpbench.commands.shell import split_command
 from hpbench.findings import Finding
 
@@ -101,6 +105,9 @@ class CommandAnalysis:
     file_changes: int
     changed_paths: int
     input_findings: tuple[Finding, ...] = ()
+    # None when only the steps were analysed: they leave out the file changes that
+    # failed, and a round of failed changes is still a round.
+    edit_rounds: EditRounds | None = None
 
     @property
     def counts(self) -> dict[Category, CategoryCount]:
@@ -184,7 +191,9 @@ class _Walk:
             if classified.category is Category.EDIT:
                 self.edited = True
 
-    def result(self, findings: tuple[Finding, ...]) -> CommandAnalysis:
+    def result(
+        self, findings: tuple[Finding, ...], edit_rounds: EditRounds | None
+    ) -> CommandAnalysis:
         loops: list[PathLoop] = []
         terminal: list[PathLoop] = []
         workspace: list[WorkspaceDiffLoop] = []
@@ -218,6 +227,7 @@ class _Walk:
             file_changes=self.file_changes,
             changed_paths=len(self.history.sorted_paths),
             input_findings=findings,
+            edit_rounds=edit_rounds,
         )
 
 
@@ -226,6 +236,7 @@ def analyze_steps(
     *,
     workspace_root: str | None,
     input_findings: Iterable[Finding] = (),
+    rounds: RoundTracker | None = None,
 ) -> CommandAnalysis:
     """Analyse commands and file changes given in stream order.
 
@@ -234,18 +245,28 @@ def analyze_steps(
             :class:`~hpbench.codex.summary.CodexSummary` keeps them.
         workspace_root: where Codex ran; operands become relative to it.
         input_findings: problems found while reading the stream, carried along.
+        rounds: the same stream's items as a :class:`RoundTracker` recorded them; without
+            it the analysis has no edit rounds (``None``).
     """
     walk = _Walk(workspace_root=workspace_root)
     for position, step in enumerate(steps):
         walk.step(position, step)
-    return walk.result(tuple(input_findings))
+    edit_rounds = None
+    if rounds is not None:
+        tests = {i.command for i in walk.invocations if i.category is Category.TEST_BUILD}
+        edit_rounds = rounds.result(tests)
+    return walk.result(tuple(input_findings), edit_rounds)
 
 
 def analyze_events(events: Iterable[Event], *, workspace_root: str | None) -> CommandAnalysis:
     """Analyse a stream of Codex events (see :func:`hpbench.codex.iter_events`)."""
-    summary = summarize(events, workspace_root=workspace_root)
+    rounds = RoundTracker()
+    summary = summarize(rounds.watch(events), workspace_root=workspace_root)
     return analyze_steps(
-        summary.steps, workspace_root=workspace_root, input_findings=summary.findings
+        summary.steps,
+        workspace_root=workspace_root,
+        input_findings=summary.findings,
+        rounds=rounds,
     )
 
 
@@ -259,6 +280,7 @@ def analyze_file(path: Path, *, workspace_root: str | None) -> CommandAnalysis:
         invocations=len(analysis.invocations),
         loops=len(analysis.loops),
         workspace_diff_loops=len(analysis.workspace_diff_loops),
+        edit_rounds=None if analysis.edit_rounds is None else analysis.edit_rounds.rounds,
         unreadable_lines=len(analysis.input_findings),
     )
     return analysis

@@ -1,4 +1,4 @@
-"""The ``hpbench.commands.v1`` JSON form of a command analysis, both ways.
+"""The ``hpbench.commands.v2`` JSON form of a command analysis, both ways.
 
 This is a contract: the report, the workflow's gate and people's notebooks read it.
 Keys are only ever added in a new schema version. The document's classes are in
@@ -24,6 +24,7 @@ from hpbench.commands.document import (
     CommandsDocument,
     CommandTotals,
     Count,
+    EditRoundsEntry,
     InputFinding,
     InvocationEntry,
     LineNumber,
@@ -34,6 +35,7 @@ from hpbench.commands.document import (
     WorkspaceDiffLoopEntry,
 )
 from hpbench.commands.findings import observations
+from hpbench.commands.rounds import EditRounds, inconsistency
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 
@@ -89,11 +91,39 @@ def _input_finding(finding: Finding) -> InputFinding:
     return InputFinding(finding.code, finding.message, finding.file, finding.field, line)
 
 
+def _edit_rounds(rounds: EditRounds | None) -> EditRoundsEntry | None:
+    if rounds is None:
+        return None
+    return EditRoundsEntry(
+        rounds=Count(rounds.rounds),
+        file_changes=Count(rounds.file_changes),
+        failed_file_changes=Count(rounds.failed_file_changes),
+        changes_per_round=tuple(Count(n) for n in rounds.changes_per_round),
+        commands_between_rounds=Count(rounds.commands_between_rounds),
+        commands_after_last_round=Count(rounds.commands_after_last_round),
+        rounds_followed_by_test=Count(rounds.rounds_followed_by_test),
+    )
+
+
+def _read_edit_rounds(entry: EditRoundsEntry | None) -> EditRounds | None:
+    if entry is None:
+        return None
+    return EditRounds(
+        rounds=entry.rounds,
+        file_changes=entry.file_changes,
+        failed_file_changes=entry.failed_file_changes,
+        changes_per_round=tuple(entry.changes_per_round),
+        commands_between_rounds=entry.commands_between_rounds,
+        commands_after_last_round=entry.commands_after_last_round,
+        rounds_followed_by_test=entry.rounds_followed_by_test,
+    )
+
+
 def to_document(analysis: CommandAnalysis) -> CommandsDocument:
-    """The analysis as its ``hpbench.commands.v1`` document."""
+    """The analysis as its ``hpbench.commands.v2`` document."""
     invocations = analysis.invocations
     return CommandsDocument(
-        schema="hpbench.commands.v1",
+        schema="hpbench.commands.v2",
         invocations=tuple(_invocation(invocation) for invocation in invocations),
         loops=tuple(_loop(loop) for loop in analysis.loops),
         workspace_diff_loops=tuple(
@@ -118,11 +148,12 @@ def to_document(analysis: CommandAnalysis) -> CommandsDocument:
             for observation in observations(analysis)
         ),
         input_findings=tuple(_input_finding(finding) for finding in analysis.input_findings),
+        edit_rounds=_edit_rounds(analysis.edit_rounds),
     )
 
 
 def to_json(analysis: CommandAnalysis) -> dict[str, Any]:
-    """The analysis as an ``hpbench.commands.v1`` object."""
+    """The analysis as an ``hpbench.commands.v2`` object."""
     return document_json(to_document(analysis))
 
 
@@ -161,15 +192,17 @@ def _analysis(document: CommandsDocument) -> CommandAnalysis:
             Finding(entry.code, entry.message, entry.file, entry.field, entry.line)
             for entry in document.input_findings
         ),
+        edit_rounds=_read_edit_rounds(document.edit_rounds),
     )
 
 
 def from_json(data: Any, *, source: str = "<commands.json>") -> CommandAnalysis:
-    """Read an ``hpbench.commands.v1`` object back into a :class:`CommandAnalysis`.
+    """Read an ``hpbench.commands.v2`` object back into a :class:`CommandAnalysis`.
 
     The derived parts (``counts``, ``totals``, ``findings``) must agree with the
-    invocations and loops they summarise: a document edited by hand, or
-    written by a different analysis, is refused rather than trusted.
+    invocations and loops they summarise, and ``edit_rounds`` with the totals: a
+    document edited by hand, or written by a different analysis, is refused rather
+    than trusted.
 
     Raises:
         ContractError: another schema, a field of the wrong shape (named by its path),
@@ -186,6 +219,14 @@ def from_json(data: Any, *, source: str = "<commands.json>") -> CommandAnalysis:
         raise ContractError(f"{source}: not an {SCHEMA} document", [finding])
     document = structure(_CONVERTER, data, CommandsDocument, source=source, code=_CODE)
     analysis = _analysis(document)
+    rounds = analysis.edit_rounds
+    problem = None
+    if rounds is not None:
+        totals = document.totals
+        problem = inconsistency(rounds, commands=totals.commands, file_changes=totals.file_changes)
+    if problem is not None:
+        finding = Finding(code=_CODE, message=problem, file=source, field="$.edit_rounds")
+        raise ContractError(f"{source}: inconsistent {SCHEMA} document", [finding])
     if to_json(analysis) != data:
         finding = Finding(
             code=_CODE,

@@ -1,4 +1,4 @@
-"""The ``hpbench.commands.v1`` document as attrs models: one class per JSON object.
+"""The ``hpbench.commands.v2`` document as attrs models: one class per JSON object.
 
 The analysis itself (:mod:`hpbench.commands.analysis`) is what the walk computes; these
 classes are its JSON form, key for key, with the constraints a reader may rely on (counts
@@ -19,7 +19,7 @@ from hpbench import schemagen
 from hpbench.commands.categories import Category
 from hpbench.schemagen import doc
 
-COMMANDS_SCHEMA: Final = "hpbench.commands.v1"
+COMMANDS_SCHEMA: Final = "hpbench.commands.v2"
 SCHEMA_FILE = f"{COMMANDS_SCHEMA}.schema.json"
 
 # A position or a count: an integer from 0.
@@ -109,6 +109,38 @@ class CommandTotals:
 
 
 @attrs.frozen
+class EditRoundsEntry:
+    """The attempt's edit rounds: runs of `file_change` items with no command between them.
+
+    These are the client's file-change items as Codex executed them, applied or not;
+    reasoning and messages do not end a round, a command does.
+    """
+
+    rounds: Count = attrs.field(metadata=doc("How many rounds."))
+    file_changes: Count = attrs.field(
+        metadata=doc("Completed file changes over all rounds (equals `totals.file_changes`).")
+    )
+    failed_file_changes: Count = attrs.field(
+        metadata=doc("File changes Codex reported as not applied; each still belongs to a round.")
+    )
+    changes_per_round: tuple[Count, ...] = attrs.field(
+        metadata=doc("Completed file changes in each round, in order; empty when no round.")
+    )
+    commands_between_rounds: Count = attrs.field(
+        metadata=doc("Commands after the first round began and before the last one ended.")
+    )
+    commands_after_last_round: Count = attrs.field(
+        metadata=doc("Commands after the last round (0 when there is no round).")
+    )
+    rounds_followed_by_test: Count = attrs.field(
+        metadata=doc(
+            "Rounds after which a `test-build` invocation ran before the next round began "
+            "(or the stream ended)."
+        )
+    )
+
+
+@attrs.frozen
 class ObservationEntry:
     """The analysis in plain words, one sentence, as the summary prints it."""
 
@@ -131,8 +163,8 @@ class InputFinding:
 class CommandsDocument:
     """Structural command analysis of one Codex attempt (`hpbench commands analyze --json`)."""
 
-    schema: Literal["hpbench.commands.v1"] = attrs.field(
-        metadata=doc("Always `hpbench.commands.v1`.")
+    schema: Literal["hpbench.commands.v2"] = attrs.field(
+        metadata=doc("Always `hpbench.commands.v2`.")
     )
     invocations: tuple[InvocationEntry, ...] = attrs.field(
         metadata=doc("Every simple command, in the order they ran.")
@@ -158,6 +190,12 @@ class CommandsDocument:
     )
     input_findings: tuple[InputFinding, ...] = attrs.field(
         metadata=doc("Lines of the stream that could not be read.")
+    )
+    edit_rounds: EditRoundsEntry | None = attrs.field(
+        metadata=doc(
+            "The edit-round structure; null only for an analysis made from completed steps "
+            "alone, which do not show the file changes that failed."
+        )
     )
 
 

@@ -1,7 +1,7 @@
 """The analysis in plain words, for the generated summary.
 
 Sentences carry counts only: no session, thread, tool-call or item identity,
-and no paths (those stay in the machine-readable ``hpbench.commands.v1`` form).
+and no paths (those stay in the machine-readable ``hpbench.commands.v2`` form).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 An arm's command figures cover the attempts whose Codex JSONL was analysed. When
 none was, the figures are null (printed "unavailable"), never a row of zeros:
 "no loop found" in nothing analysed is not "no loop".
+
+Edit rounds are listed per attempt (``<repetition>-<arm>``, in repetition order): an
+attempt whose JSONL was not analysed has null rounds, never zero rounds.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hpbench.commands import analyze_file, observations
+from hpbench.commands.rounds import EditRounds
 from hpbench.results.model import Attempt
 from hpbench.rundir import CODEX_JSONL, RunLayout
 
@@ -27,22 +31,39 @@ def _analyse(jsonl: Path, workspace_root: str) -> Any:
         return None
 
 
+def _rounds(rounds: EditRounds | None) -> dict[str, Any] | None:
+    if rounds is None:
+        return None
+    return {
+        "rounds": rounds.rounds,
+        "file_changes": rounds.file_changes,
+        "failed_file_changes": rounds.failed_file_changes,
+        "changes_per_round": list(rounds.changes_per_round),
+        "commands_between_rounds": rounds.commands_between_rounds,
+        "commands_after_last_round": rounds.commands_after_last_round,
+        "rounds_followed_by_test": rounds.rounds_followed_by_test,
+    }
+
+
 def command_figures(
     run_dir: Path, results: Sequence[Attempt], arms: Sequence[str]
 ) -> dict[str, Any]:
-    """Per arm: invocation counts, loops and observations over the analysed attempts."""
+    """Per arm: invocation counts, loops and observations over the analysed attempts, and
+    each attempt's edit rounds."""
     per_arm: dict[str, Any] = {}
     for arm in arms:
         counts: Counter[str] = Counter()
         after: Counter[str] = Counter()
         loops = workspace_loops = analysed = attempts = 0
         notes: list[str] = []
+        edit_rounds: dict[str, Any] = {}
         for result in results:
             if result.arm != arm:
                 continue
             attempts += 1
             jsonl = RunLayout(run_dir).attempt(result.repetition, arm) / CODEX_JSONL
             analysis = _analyse(jsonl, result.workspace_root)
+            edit_rounds[result.key] = None if analysis is None else _rounds(analysis.edit_rounds)
             if analysis is None:
                 continue
             analysed += 1
@@ -62,6 +83,7 @@ def command_figures(
             "same_path_loops": None if nothing else loops,
             "workspace_diff_loops": None if nothing else workspace_loops,
             "observations": notes,
+            "edit_rounds": edit_rounds,
         }
     return per_arm
 

@@ -277,6 +277,28 @@ class CommandCount:
 
 
 @attrs.frozen
+class AttemptEditRounds:
+    """One attempt's edit rounds: runs of client `file_change` items with no command between
+    them (see docs/commands.md); not routed Hpatch calls."""
+
+    rounds: int = attrs.field(metadata=doc("How many rounds."))
+    file_changes: int = attrs.field(metadata=doc("Completed file changes."))
+    failed_file_changes: int = attrs.field(metadata=doc("File changes that were not applied."))
+    changes_per_round: tuple[int, ...] = attrs.field(
+        metadata=doc("Completed file changes in each round, in order; empty when no round.")
+    )
+    commands_between_rounds: int = attrs.field(
+        metadata=doc("Commands after the first round began and before the last one ended.")
+    )
+    commands_after_last_round: int = attrs.field(
+        metadata=doc("Commands after the last round (0 when there is no round).")
+    )
+    rounds_followed_by_test: int = attrs.field(
+        metadata=doc("Rounds after which a `test-build` command ran before the next round.")
+    )
+
+
+@attrs.frozen
 class ArmCommands:
     """One arm's command analysis over the attempts whose Codex JSONL was analysed."""
 
@@ -288,6 +310,12 @@ class ArmCommands:
     same_path_loops: int | None = attrs.field(metadata=doc("Structural same-path loops."))
     workspace_diff_loops: int | None = attrs.field(metadata=doc("Workspace-diff loops."))
     observations: tuple[str, ...] = attrs.field(metadata=doc("Notes on what was seen."))
+    edit_rounds: dict[str, AttemptEditRounds | None] = attrs.field(
+        metadata=doc(
+            "Edit rounds by `<repetition>-<arm>`, every attempt with a result; null when its "
+            "Codex JSONL was not analysed."
+        )
+    )
 
 
 @attrs.frozen

@@ -244,6 +244,48 @@ def _commands(report: dict[str, Any]) -> list[str]:
             f"{arm_data['workspace_diff_loops']} workspace-wide git diff loop(s).",
         ]
         lines += [f"- {redact(text)}" for text in arm_data["observations"]]
+    return [*lines, "", *_edit_rounds(data, arms)]
+
+
+_EDIT_ROUND_HEADER = (
+    "attempt",
+    "rounds",
+    "completed file changes",
+    "failed file changes",
+    "changes per round",
+    "commands between rounds",
+    "rounds followed by a test/build",
+)
+
+
+def _edit_round_row(key: str, rounds: dict[str, Any] | None) -> tuple[str, ...]:
+    if rounds is None:
+        # Not analysed: no count is known, so none is printed as 0.
+        return (key, *[UNAVAILABLE] * (len(_EDIT_ROUND_HEADER) - 1))
+    per_round = ", ".join(number(n) for n in rounds["changes_per_round"]) or "none"
+    return (
+        key,
+        number(rounds["rounds"]),
+        number(rounds["file_changes"]),
+        number(rounds["failed_file_changes"]),
+        per_round,
+        number(rounds["commands_between_rounds"]),
+        number(rounds["rounds_followed_by_test"]),
+    )
+
+
+def _edit_rounds(data: dict[str, Any], arms: list[str]) -> list[str]:
+    lines = [
+        "### Edit rounds",
+        "",
+        "An edit round is a run of file changes with no command between them. These are the "
+        "client-side `file_change` items as Codex executed them (failed ones included), which "
+        "are not the same as routed Hpatch calls: those are in the Hpatch section.",
+    ]
+    for arm in arms:
+        rows = [_edit_round_row(key, rounds) for key, rounds in data[arm]["edit_rounds"].items()]
+        lines += ["", f"{arm}:", ""]
+        lines += table(_EDIT_ROUND_HEADER, rows or [_edit_round_row("(no attempt)", None)])
     return [*lines, ""]
 
 

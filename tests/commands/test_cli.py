@@ -28,13 +28,13 @@ def write(tmp_path: Path, builder: StreamBuilder) -> str:
 
 class TestAnalyze:
     def test_json(self, capsys: pytest.CaptureFixture[str]):
-        """--json prints one hpbench.commands.v1 document."""
+        """--json prints one hpbench.commands.v2 document."""
         code, out = run(
             capsys, "commands", "analyze", LOOP, "--workspace-root", LOOP_ROOT, "--json"
         )
         document = json.loads(out)
         assert 0 == code
-        assert "hpbench.commands.v1" == document["schema"]
+        assert "hpbench.commands.v2" == document["schema"]
         assert {"kind": "file-read", "path": "src/app.go", "operand": "src/app.go", "seq": 0} == (
             document["loops"][0]
         )

@@ -1,4 +1,4 @@
-"""The hpbench.commands.v1 contract: golden outputs of the corpus, its model and its schema.
+"""The hpbench.commands.v2 contract: golden outputs of the corpus, its model and its schema.
 
 The schema is generated from hpbench/commands/document.py; every golden document must be
 valid against it, and each kind of damage the hand-written schema refused is still
@@ -32,7 +32,7 @@ from hpbench.errors import ContractError
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "codex"
-SCHEMA_FILE = REPO / "contrib" / "schemas" / "hpbench.commands.v1.schema.json"
+SCHEMA_FILE = REPO / "contrib" / "schemas" / "hpbench.commands.v2.schema.json"
 
 ROOTS = {
     "real-edit-loop": "/tmp/corpus/run-edit-loop/ws",
@@ -88,7 +88,7 @@ DELETE = object()
 class TestGolden:
     @pytest.mark.parametrize("name", sorted(ROOTS))
     def test_corpus_output_is_stable(self, name: str):
-        """Each corpus stream analyses to exactly its golden hpbench.commands.v1 document."""
+        """Each corpus stream analyses to exactly its golden hpbench.commands.v2 document."""
         output = to_json(analyze_file(DATA / f"{name}.jsonl", workspace_root=ROOTS[name]))
         golden = DATA / f"{name}.commands.json"
         text = json.dumps(output, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
@@ -148,7 +148,7 @@ class TestSchema:
     @pytest.mark.parametrize(
         ("path", "value", "where"),
         [
-            (["schema"], "hpbench.commands.v2", "$.schema"),
+            (["schema"], "hpbench.commands.v1", "$.schema"),
             (["invocations", 0, "category"], "reading", "$.invocations[0].category"),
             (["invocations", 0, "seq"], -1, "$.invocations[0].seq"),
             (["invocations", 0, "exit_code"], "0", "$.invocations[0].exit_code"),
@@ -203,6 +203,7 @@ class TestSchema:
             "totals",
             "findings",
             "input_findings",
+            "edit_rounds",
         ]
 
 
@@ -213,7 +214,7 @@ class TestReadBack:
         analysis = analyze_file(DATA / f"{name}.jsonl", workspace_root=ROOTS[name])
         assert analysis == from_json(to_json(analysis))
 
-    @pytest.mark.parametrize("schema", ["hpbench.commands.v2", "hpbench.commands.v0", None])
+    @pytest.mark.parametrize("schema", ["hpbench.commands.v3", "hpbench.commands.v1", None])
     def test_refuses_other_versions(self, schema: str | None):
         """A document of another (or no) schema version is refused."""
         data = to_json(analyze_file(DATA / "real-edit-loop.jsonl", workspace_root="/w"))

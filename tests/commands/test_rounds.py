@@ -6,10 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.codex import iter_events, read_events
+from hpbench.codex import iter_events, read_events, summarize
 from hpbench.codex.testing import StreamBuilder
-from hpbench.commands import Category, CommandAnalysis, analyze_events, analyze_file
+from hpbench.commands import (
+    Category,
+    CommandAnalysis,
+    analyze_events,
+    analyze_file,
+    analyze_steps,
+    from_json,
+    to_json,
+)
 from hpbench.commands.rounds import EditRounds, RoundTracker, inconsistency
+from hpbench.errors import ContractError
 
 ROOT = "/workspace"
 DATA = Path(__file__).resolve().parents[1] / "data" / "codex"
@@ -21,9 +30,10 @@ def build_or_test_commands(analysis: CommandAnalysis) -> set[int]:
 
 
 def rounds_of(builder: StreamBuilder) -> EditRounds:
-    tracker = RoundTracker()
-    analysis = analyze_events(tracker.watch(iter_events(builder.lines)), workspace_root=ROOT)
-    return tracker.result(build_or_test_commands(analysis))
+    """The rounds the analysis of ``builder``'s stream records."""
+    rounds = analyze_events(iter_events(builder.lines), workspace_root=ROOT).edit_rounds
+    assert rounds is not None
+    return rounds
 
 
 def stream() -> StreamBuilder:
@@ -100,13 +110,16 @@ class TestRounds:
     def test_agrees_with_the_analysis(self, path: Path):
         """On every corpus stream the rounds' completed changes are the analysis's file
         changes, and the commands they place are among the commands it counted."""
-        tracker = RoundTracker()
-        analysis = analyze_events(tracker.watch(read_events(path)), workspace_root=ROOT)
-        rounds = tracker.result(build_or_test_commands(analysis))
-        assert analysis.commands == tracker.commands
+        analysis = analyze_file(path, workspace_root=ROOT)
+        assert analysis.edit_rounds is not None
         assert None is inconsistency(
-            rounds, commands=analysis.commands, file_changes=analysis.file_changes
+            analysis.edit_rounds, commands=analysis.commands, file_changes=analysis.file_changes
         )
+
+    def test_steps_alone_have_no_rounds(self):
+        """Without the stream the failed changes are unknown: the rounds are None, not 0."""
+        summary = summarize(iter_events(stream().patch(["a.go"]).lines), workspace_root=ROOT)
+        assert None is analyze_steps(summary.steps, workspace_root=ROOT).edit_rounds
 
 
 class TestTracker:
@@ -149,3 +162,50 @@ class TestInconsistency:
         assert None is inconsistency(
             EditRounds(2, 2, 1, (1, 1), 1, 1, 2), commands=2, file_changes=2
         )
+
+
+class TestDocument:
+    def test_document_holds_the_rounds(self):
+        """The hpbench.commands.v2 document carries the rounds and reads them back."""
+        builder = stream().patch(["a.go"]).command("go test ./...")
+        builder.patch(["b.go"], status="failed").patch(["b.go"]).command("go test ./...")
+        analysis = analyze_events(iter_events(builder.lines), workspace_root=ROOT)
+        data = to_json(analysis)
+        assert {
+            "rounds": 2,
+            "file_changes": 2,
+            "failed_file_changes": 1,
+            "changes_per_round": [1, 1],
+            "commands_between_rounds": 1,
+            "commands_after_last_round": 1,
+            "rounds_followed_by_test": 2,
+        } == data["edit_rounds"]
+        assert analysis == from_json(data)
+
+    @pytest.mark.parametrize(
+        ("key", "value"),
+        [
+            ("file_changes", 3),
+            ("changes_per_round", [1]),
+            ("commands_after_last_round", 5),
+            ("rounds_followed_by_test", 3),
+        ],
+    )
+    def test_refuses_rounds_that_disagree(self, key: str, value: object):
+        """Rounds that do not fit the document's own totals are refused, at $.edit_rounds."""
+        builder = stream().patch(["a.go"]).command("go test ./...").patch(["b.go"])
+        builder.command("go test ./...")
+        data = to_json(analyze_events(iter_events(builder.lines), workspace_root=ROOT))
+        data["edit_rounds"][key] = value
+        with pytest.raises(ContractError) as exc:
+            from_json(data, source="x.json")
+        assert "$.edit_rounds" == exc.value.findings[0].field
+
+    def test_key_is_required(self):
+        """A document without the key is refused; null is how it says unknown."""
+        builder = stream().patch(["a.go"])
+        data = to_json(analyze_events(iter_events(builder.lines), workspace_root=ROOT))
+        del data["edit_rounds"]
+        with pytest.raises(ContractError) as exc:
+            from_json(data, source="x.json")
+        assert "$.edit_rounds" == exc.value.findings[0].field

@@ -53,6 +53,21 @@ def user_messages(items: Sequence[Any]) -> int:
 _EXIT_CODE = re.compile(r"^Process exited with code (-?[0-9]+)$", re.MULTILINE)
 
 
+def _reported_output(items: Sequence[Any], item_type: str, call_id: str) -> tuple[bool, Any]:
+    """Whether Codex sent back an output of ``item_type`` for ``call_id``, and its text
+    (a list of ``input_text`` parts joined; anything but a string or list as it came)."""
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != item_type:
+            continue
+        if item.get("call_id") != call_id:
+            continue
+        output = item.get("output")
+        if isinstance(output, list):
+            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+        return True, output
+    return False, None
+
+
 def reported_exit_code(items: Sequence[Any], call_id: str) -> int | None:
     """The exit code Codex reported for ``call_id``'s command, or None when it reported none.
 
@@ -60,19 +75,11 @@ def reported_exit_code(items: Sequence[Any], call_id: str) -> int | None:
     holds "Process exited with code N"; a command still running (past its yield time)
     has no such line. The output may be a string or a list of ``input_text`` parts.
     """
-    for item in items:
-        if not isinstance(item, dict) or item.get("type") != "function_call_output":
-            continue
-        if item.get("call_id") != call_id:
-            continue
-        output = item.get("output")
-        if isinstance(output, list):
-            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
-        if not isinstance(output, str):
-            return None
-        match = _EXIT_CODE.search(output)
-        return int(match[1]) if match else None
-    return None
+    _, output = _reported_output(items, "function_call_output", call_id)
+    if not isinstance(output, str):
+        return None
+    match = _EXIT_CODE.search(output)
+    return int(match[1]) if match else None
 
 
 REJECTION_PREFIX = "hpatch rejected"
@@ -82,20 +89,14 @@ REJECTION_PREFIX = "hpatch rejected"
 def reported_edit(items: Sequence[Any], call_id: str) -> str | None:
     """What came back for ``call_id``'s edit: ``applied``, ``rejected`` (the router's
     diagnostic), ``other``, or None when nothing came back."""
-    for item in items:
-        if not isinstance(item, dict) or item.get("type") != "custom_tool_call_output":
-            continue
-        if item.get("call_id") != call_id:
-            continue
-        output = item.get("output")
-        if isinstance(output, list):
-            output = "".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
-        if not isinstance(output, str):
-            return "other"
-        if output.startswith(REJECTION_PREFIX):
-            return "rejected"
-        return "applied" if "Success." in output else "other"
-    return None
+    found, output = _reported_output(items, "custom_tool_call_output", call_id)
+    if not found:
+        return None
+    if not isinstance(output, str):
+        return "other"
+    if output.startswith(REJECTION_PREFIX):
+        return "rejected"
+    return "applied" if "Success." in output else "other"
 
 
 def unmet_expectation(

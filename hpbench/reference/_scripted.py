@@ -76,6 +76,38 @@ def turn_state_status(issued: str | None, received: str | None) -> str:
     return "unchanged" if hmac.compare_digest(issued, received) else "changed"
 
 
+@attrs.frozen
+class _Answer:
+    """One response to stream: its id, the model it names, its items, their usage and the
+    attempt's fault."""
+
+    response_id: str
+    model: Any
+    output: list[dict[str, Any]]
+    usage: Usage
+    fault: Fault | None
+
+
+def _usage(
+    units: Sequence[tuple[str, int]],
+    cached: int,
+    output: list[dict[str, Any]],
+    *,
+    cache_writes: bool,
+) -> Usage:
+    """The usage of ``output`` answering a prompt of ``units`` of which ``cached`` tokens
+    were cached: deterministic from sizes (:mod:`hpbench.reference._usage`)."""
+    output_tokens, reasoning_tokens = output_usage(output)
+    input_tokens = sum(tokens for _, tokens in units)
+    return Usage(
+        input_tokens=input_tokens,
+        cached_tokens=cached,
+        cache_write_tokens=input_tokens - cached if cache_writes else 0,
+        output_tokens=output_tokens,
+        reasoning_tokens=reasoning_tokens,
+    )
+
+
 class Provider:
     """The scripts, the per-thread state, and the request records."""
 
@@ -239,27 +271,10 @@ class Provider:
         cached = self.cache.lookup(key, units)
         self.cache.store(key, units)
         output = render_step(step, step_index)
-        output_tokens, reasoning_tokens = output_usage(output)
-        input_tokens = sum(tokens for _, tokens in units)
-        usage = Usage(
-            input_tokens=input_tokens,
-            cached_tokens=cached,
-            cache_write_tokens=input_tokens - cached if key is not None else 0,
-            output_tokens=output_tokens,
-            reasoning_tokens=reasoning_tokens,
-        )
+        usage = _usage(units, cached, output, cache_writes=key is not None)
         response_id = f"resp_{short_hash(f'{thread}/{step_index}')}"
-        events = response_events(response_id, body.get("model"), output, usage, fault)
-        digest = hashlib.sha256()
-        outcome = await _stream(writer, reader, headers, events, fault=fault, digest=digest)
-        record["response"] = {
-            "status": 200,
-            "outcome": outcome,
-            "output_types": [item["type"] for item in output],
-            "usage": attrs.asdict(usage) if outcome == "completed" else None,
-            "body_sha256": digest.hexdigest(),
-        }
-        self._finish(record)
+        answer = _Answer(response_id, body.get("model"), output, usage, fault)
+        outcome = await self._respond(answer, headers, record, reader, writer)
         return outcome in ("completed", "response_failed")
 
     async def _answer_mentor(
@@ -293,28 +308,35 @@ class Provider:
                 "content": [{"type": "output_text", "text": MENTOR_ADVICE, "annotations": []}],
             }
         ]
-        units = prompt_units(body)
-        output_tokens, reasoning_tokens = output_usage(output)
-        usage = Usage(
-            input_tokens=sum(tokens for _, tokens in units),
-            cached_tokens=0,
-            cache_write_tokens=0,
-            output_tokens=output_tokens,
-            reasoning_tokens=reasoning_tokens,
-        )
-        events = response_events(f"resp_mentor_{self._seq}", body.get("model"), output, usage, None)
+        usage = _usage(prompt_units(body), 0, output, cache_writes=False)
+        answer = _Answer(f"resp_mentor_{self._seq}", body.get("model"), output, usage, None)
         headers = [("x-request-id", request_id(self._seq))]
+        return await self._respond(answer, headers, record, reader, writer) == "completed"
+
+    async def _respond(
+        self,
+        answer: _Answer,
+        headers: list[tuple[str, str]],
+        record: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> str:
+        """Stream one answer and finish its record; the stream's outcome."""
+        usage = answer.usage
+        events = response_events(
+            answer.response_id, answer.model, answer.output, usage, answer.fault
+        )
         digest = hashlib.sha256()
-        outcome = await _stream(writer, reader, headers, events, fault=None, digest=digest)
+        outcome = await _stream(writer, reader, headers, events, fault=answer.fault, digest=digest)
         record["response"] = {
             "status": 200,
             "outcome": outcome,
-            "output_types": ["message"],
+            "output_types": [item["type"] for item in answer.output],
             "usage": attrs.asdict(usage) if outcome == "completed" else None,
             "body_sha256": digest.hexdigest(),
         }
         self._finish(record)
-        return outcome == "completed"
+        return outcome
 
     async def _refuse_key(
         self, request: _http.Request, refusal: str, writer: asyncio.StreamWriter

@@ -32,6 +32,23 @@ class TestValidateCommand:
         assert "provider attempts" in out
         assert "request savings" in out
 
+    def test_models_are_held_to_the_configuration(self, capture, capsys):
+        """--expect-model holds root attempts to it (and children to a proof): the
+        synthetic capture's model passes, another is refused by name."""
+        codex = ["--codex-jsonl", *map(str, capture.codex)]
+        assert 0 == main(_args(capture, *codex, "--expect-model", "gpt-6-astra"))
+        capsys.readouterr()
+
+        code = main(_args(capture, *codex, "--expect-model", "gpt-5.5"))
+
+        out = capsys.readouterr().out
+        assert 1 == code
+        assert "[capture.models.parent]" in out
+
+    def test_child_and_mentor_models_need_the_parent_model(self, capture, capsys):
+        assert 2 == main(_args(capture, "--mentor-model", "gpt-6-mentor"))
+        assert "--expect-model" in capsys.readouterr().err
+
     def test_valid_json(self, capture, capsys):
         """--json prints the report as one object."""
         code = main(_args(capture, "--json"))

@@ -10,6 +10,7 @@ they are told apart by ``kind``, never ``isinstance``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hpbench.capture import codes
@@ -59,8 +60,16 @@ class ExchangeState:
 class RecordStream:
     """Checks the records of a capture, in file order, against the snapshot's binding."""
 
-    def __init__(self, sink: FindingSink, *, mode: RouterMode, protocol: Protocol) -> None:
+    def __init__(
+        self,
+        sink: FindingSink,
+        *,
+        mode: RouterMode,
+        protocol: Protocol,
+        watch: Callable[[Record, str, int], None] | None = None,
+    ) -> None:
         self.sink = sink
+        self.watch = watch
         self.mode = mode
         self.protocol = protocol
         self.totals = Totals()
@@ -78,6 +87,7 @@ class RecordStream:
         sink = self.sink
         mode, protocol = self.mode, self.protocol
         provider, exchange, client = self.provider, self.exchange, self.client
+        watch = self.watch
         line = 0
         with path.open("rb") as stream:
             for line, raw in enumerate(stream, start=1):
@@ -110,6 +120,8 @@ class RecordStream:
                     client(record, line)
                 else:
                     self.error(record, line)
+                if watch is not None:
+                    watch(record, name, line)
         self.raw_records += line
 
     def _add(self, code: str, message: str, line: int | None, field: str | None = None) -> None:

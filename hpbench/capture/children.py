@@ -7,7 +7,7 @@ Mentor Handoff consultation: the router writes one :class:`ChildProof` line to
 ``<capture-output>/children/proofs.jsonl`` when it starts the child). Spec 002: every
 child thread must match a retained proof, and any unproved thread fails validation.
 
-:func:`check_models` holds the records to the models the run configured: every root
+:class:`ModelCheck` holds the records to the models the run configured: every root
 attempt asks for the configured parent model; a child's attempts ask only for the
 configured child model, or (a Mentor treatment) for the mentor model, and a Mentor
 treatment makes at least one mentor-model request. What the provider reported is shown in
@@ -28,7 +28,7 @@ from hpbench._convert import make_converter, structure
 from hpbench._jsonio import canonical_json
 from hpbench.capture import codes
 from hpbench.capture._sink import FindingSink
-from hpbench.capture.models import ClientRecord, Count, Ident, ProviderRecord, ThreadRole, doc
+from hpbench.capture.models import Count, Ident, ProviderRecord, Record, ThreadRole, doc
 from hpbench.errors import ContractError
 
 PROOFS_DIR: Final = "children"
@@ -119,47 +119,51 @@ class _Thread:
     first: tuple[str, int] | None = None
 
 
-def check_models(
-    records: Iterable[tuple[Path, int, ClientRecord | ProviderRecord | object]],
-    expected: ModelExpectation,
-    proofs: Sequence[ChildProof],
-    spawned: Iterable[str],
-    sink: FindingSink,
-) -> None:
-    """Hold every thread's attempts to the configured models and every child to a proof.
+class ModelCheck:
+    """Holds a capture's records to the configured models as the validator streams them.
 
-    ``records`` are the capture's records in order (``iter_records``); ``spawned`` the
-    child thread ids Codex's own streams say it spawned.
+    :meth:`see` takes every record in file order (the validator's one pass);
+    :meth:`finish` holds the child threads to their proofs once all are seen.
     """
-    threads: dict[str, _Thread] = {}
-    by_exchange: dict[int, str] = {}
-    mentor_requests = 0
-    for path, line, record in records:
-        if isinstance(record, ClientRecord):
+
+    def __init__(self, expected: ModelExpectation, sink: FindingSink) -> None:
+        self.expected = expected
+        self.sink = sink
+        self.threads: dict[str, _Thread] = {}
+        self.by_exchange: dict[int, str] = {}
+        self.mentor_requests = 0
+
+    def see(self, record: Record, file: str, line: int) -> None:
+        """One record of the capture, in file order (an attrs record or the validator's
+        decoded struct of the same shape: told apart by ``kind``)."""
+        if record.kind == "client":
             ref = record.thread
-            by_exchange[record.exchange] = ref.thread_id
-            thread = threads.setdefault(
+            self.by_exchange[record.exchange] = ref.thread_id
+            thread = self.threads.setdefault(
                 ref.thread_id,
                 _Thread(ref.role, ref.parent_thread_id, ref.root_thread_id, ref.subagent),
             )
             if thread.first is None:
-                thread.first = (str(path), line)
-        elif isinstance(record, ProviderRecord):
-            thread_id = by_exchange.get(record.exchange)
+                thread.first = (file, line)
+        elif record.kind == "provider":
+            thread_id = self.by_exchange.get(record.exchange)
             if thread_id is None:
-                continue  # the stream's own rules report an attempt without its exchange
-            thread = threads[thread_id]
+                return  # the stream's own rules report an attempt without its exchange
+            thread = self.threads[thread_id]
             thread.models.add(record.request_model)
-            mentor_requests += expected.mentor is not None and (
-                record.request_model == expected.mentor
+            mentor = self.expected.mentor
+            self.mentor_requests += mentor is not None and record.request_model == mentor
+            _check_attempt(thread, record, self.expected, (file, line), self.sink)
+
+    def finish(self, proofs: Sequence[ChildProof], spawned: Iterable[str]) -> None:
+        """Hold every child thread to a proof (``spawned``: the child thread ids Codex's
+        own streams say it spawned), and a Mentor treatment to a mentor request."""
+        _check_children(self.threads, proofs, set(spawned), self.sink)
+        if self.expected.mentor is not None and self.mentor_requests == 0:
+            self.sink.add(
+                codes.MODELS_MENTOR_MISSING,
+                f"the Mentor treatment made no request to its mentor model {self.expected.mentor}",
             )
-            _check_attempt(thread, record, expected, (str(path), line), sink)
-    _check_children(threads, proofs, set(spawned), sink)
-    if expected.mentor is not None and mentor_requests == 0:
-        sink.add(
-            codes.MODELS_MENTOR_MISSING,
-            f"the Mentor treatment made no request to its mentor model {expected.mentor}",
-        )
 
 
 def _check_attempt(

@@ -30,7 +30,7 @@ from hpbench.capture._decode import decode_record, loads_unique, to_attrs
 from hpbench.capture._reconcile import reconcile_snapshot
 from hpbench.capture._sink import FindingSink
 from hpbench.capture._stream import RecordStream
-from hpbench.capture.children import ModelExpectation, check_models, read_proofs
+from hpbench.capture.children import ModelCheck, ModelExpectation, read_proofs
 from hpbench.capture.models import (
     RECORD_SCHEMA_VERSION,
     SNAPSHOT_SCHEMA,
@@ -280,19 +280,6 @@ def _bind(structured: MetricsSnapshot, binding: Binding, sink: FindingSink, file
         )
 
 
-def _check_models(
-    directory: Path, models: ModelExpectation, codex: Sequence[CodexThread], sink: FindingSink
-) -> None:
-    proofs = read_proofs(directory, sink)
-    spawned = [child for thread in codex for child in thread.spawned]
-    try:
-        check_models(iter_records(directory), models, proofs, spawned, sink)
-    except ContractError:
-        # A record the contract refuses is already a finding of the stream; the models of
-        # a capture that cannot be read cannot be checked, and it fails anyway.
-        return
-
-
 def validate_capture(
     records: Path | str,
     snapshot: Path | str,
@@ -341,7 +328,13 @@ def validate_capture(
 
     directory = Path(records)
     paths = record_files(directory) if directory.is_dir() else []
-    stream = RecordStream(sink, mode=router.mode, protocol=router.protocol)
+    watch = ModelCheck(models, sink) if models is not None else None
+    stream = RecordStream(
+        sink,
+        mode=router.mode,
+        protocol=router.protocol,
+        watch=watch.see if watch is not None else None,
+    )
     for path in paths:
         stream.read(path)
     stream.finish()
@@ -362,8 +355,9 @@ def validate_capture(
     codex_threads = [read_codex_thread(path, sink) for path in codex_jsonl]
     if codex_threads:
         reconcile_codex(codex_threads, derived, sink)
-    if models is not None and paths:
-        _check_models(directory, models, codex_threads, sink)
+    if watch is not None and paths:
+        spawned = [child for thread in codex_threads for child in thread.spawned]
+        watch.finish(read_proofs(directory, sink), spawned)
 
     label = None if codes.BINDING in sink.counts else binding.label
     # A logger per call, so a configuration made later (or by a test) applies to it.

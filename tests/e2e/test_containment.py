@@ -43,13 +43,18 @@ def demo_steps(arm: str) -> list[dict[str, Any]]:
     return steps
 
 
+# The first edit of a demo script: an apply_patch (control) or an Hpatch call (treatment,
+# routed by the reference router in --mode hpatch).
+EDIT_ITEMS = frozenset({"apply_patch", "hpatch"})
+
+
 def oracle_tail(arm: str = "control") -> list[dict[str, Any]]:
-    """From the demo's patch step on: the patch, the checks and the final message."""
+    """From the demo's first edit on: the edits, the checks and the final message."""
     steps = demo_steps(arm)
     first = next(
         index
         for index, step in enumerate(steps)
-        if any(item["type"] == "apply_patch" for item in step["output"])
+        if any(item["type"] in EDIT_ITEMS for item in step["output"])
     )
     return steps[first:]
 

@@ -172,6 +172,17 @@ class TestReportBuild:
         verdict = json.loads((run_dir / "report.json").read_text())["captures"]["2-control"]
         assert {"capture.models.unproved"} == {f["code"] for f in verdict["findings"]}
 
+    def test_incomplete_evidence_fails(self, run_dir: Path) -> None:
+        """A record the router marked incomplete makes the whole capture unusable."""
+        records = run_dir / "routers" / "1-control" / "capture" / "records.jsonl"
+        lines = records.read_text().splitlines()
+        lines[3] = lines[3].replace('"complete":true', '"complete":false')
+        records.write_text("\n".join(lines) + "\n")
+        result = build(run_dir)
+        assert 1 == result.returncode
+        verdict = json.loads((run_dir / "report.json").read_text())["captures"]["1-control"]
+        assert ["capture.incomplete"] == [f["code"] for f in verdict["findings"]]
+
     def test_absent_baseline_evidence_fails(self, run_dir: Path) -> None:
         """A paired run whose control router left no evidence has no baseline: it fails,
         and no delta is computed from the treatment alone."""

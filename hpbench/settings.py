@@ -22,7 +22,13 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.pins import default_pins_path, load_pins
 
-RUNNING_MODES = {"paired": ("control", "hpatch"), "control-only": ("control",)}
+RUNNING_MODES = {
+    "paired": ("control", "hpatch"),
+    "control-only": ("control",),
+    "hpatch-diagnostic": ("hpatch",),
+}
+# Modes that run exactly one attempt (spec 002): no repetitions to choose.
+SINGLE_ATTEMPT_MODES = ("control-only", "hpatch-diagnostic")
 PREPARATION_MODES = {"preparation-only"}
 KNOWN_MODES = (
     "paired",
@@ -317,6 +323,27 @@ def _router_images(env: Mapping[str, str], offline: bool) -> tuple[dict[str, str
     return images, findings
 
 
+def _treatment_protocol(mode: str, env: Mapping[str, str]) -> tuple[str, Finding | None]:
+    """The treatment router's protocol: each mode's own setting, the other's refused.
+
+    Paired treatment is Hpatch with CTP/2 (spec 002), native the documented choice
+    (``TREATMENT_MODEL_PROTOCOL``). hpatch-diagnostic has its own setting,
+    ``DIAGNOSTIC_MODEL_PROTOCOL`` (default native), which every other mode refuses by
+    name; a setting that would reach nothing is refused rather than ignored.
+    """
+    diagnostic = mode == "hpatch-diagnostic"
+    own, other = (
+        ("DIAGNOSTIC_MODEL_PROTOCOL", "TREATMENT_MODEL_PROTOCOL")
+        if diagnostic
+        else ("TREATMENT_MODEL_PROTOCOL", "DIAGNOSTIC_MODEL_PROTOCOL")
+    )
+    if env.get(other, "").strip():
+        where = "hpatch-diagnostic" if diagnostic else "it"
+        message = f"{other} does not apply to {mode}; {where} takes {own}"
+        return "", Finding("settings.protocol", message, field=other)
+    return _choice(env, own, "native" if diagnostic else "ctp2", PROTOCOLS)
+
+
 def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     """Check and normalize the settings of a run of ``mode``.
 
@@ -347,11 +374,9 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     efforts = tuple(effort.value for effort in ReasoningEffort)
     effort = keep(_choice(env, "EFFORT", "medium", efforts))
     repetitions = keep(_integer(env, "REPETITIONS", 1, 1, MAX_REPETITIONS))
-    if mode == "control-only" and repetitions != 1:
+    if mode in SINGLE_ATTEMPT_MODES and repetitions != 1:
         findings.append(
-            Finding(
-                "settings.repetitions", "control-only runs exactly one attempt", field="REPETITIONS"
-            )
+            Finding("settings.repetitions", f"{mode} runs exactly one attempt", field="REPETITIONS")
         )
     timeout = keep(_integer(env, "AGENT_TIMEOUT", 1800, 30, 14_400))
     provider, offline, provider_findings = _provider(env)
@@ -362,8 +387,7 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     findings += credential_findings
     ca_bundle = keep(_ca_bundle(env, offline))
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
-    # Paired treatment is Hpatch with CTP/2 (spec 002); native is the documented choice.
-    protocol = keep(_choice(env, "TREATMENT_MODEL_PROTOCOL", "ctp2", PROTOCOLS))
+    protocol = keep(_treatment_protocol(mode, env))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
     limits = {

@@ -54,6 +54,15 @@ def _banner(run: dict[str, Any]) -> list[str]:
             ("arms", ", ".join(run["arms"])),
         ],
     )
+    missing = [arm for arm in (CONTROL_ARM, TREATMENT_ARM) if arm not in run["arms"]]
+    if missing:
+        # A one-arm mode (control-only, hpatch-diagnostic) compares nothing: it says so
+        # instead of showing an empty column or a delta against nothing.
+        lines += [
+            "",
+            f"No {' or '.join(missing)} arm ran in this mode (none was scheduled or "
+            "imported): no value of it and no delta is shown.",
+        ]
     return [*lines, ""]
 
 

@@ -131,6 +131,52 @@ class TestOfflineDemo:
         assert "| +" in savings
 
 
+class TestOneArmModes:
+    def test_hpatch_diagnostic_from_inside_benchmarks(self, runs_dir: Path) -> None:
+        """`cd benchmarks && MODE=hpatch-diagnostic ./bench.sh` with
+        DIAGNOSTIC_MODEL_PROTOCOL=ctp2: one treatment attempt, no control scheduled or
+        imported, its capture bound to Hpatch/CTP2, and a summary that says no control
+        arm ran and shows no control value or delta."""
+        result = subprocess.run(
+            ["./bench.sh"],
+            cwd=BENCH.parent,
+            capture_output=True,
+            text=True,
+            env=bench_env(runs_dir, MODE="hpatch-diagnostic", DIAGNOSTIC_MODEL_PROTOCOL="ctp2"),
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        run_dir = run_dir_of(result.stderr)
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        (attempt,) = results(run_dir)
+        assert ("hpatch", True) == (attempt["arm"], attempt["passed"])
+        services = (run_dir / "reps" / "1" / "services.txt").read_text().split()
+        assert ["hpatch-agent", "hpatch-router", "provider", "sentinel"] == services
+        report = json.loads((run_dir / "report.json").read_text())
+        assert report["captures"]["1-hpatch"]["valid"]
+        (router,) = report["provenance"]["routers"]
+        assert ("hpatch", "hpatch", "ctp2") == (router["arm"], router["mode"], router["protocol"])
+        assert ["hpatch"] == sorted(report["usage"]["arms"])
+        assert report["usage"]["deltas"] is None
+        assert report["hpatch"]["attempts"]["1-hpatch"]["corrections"] == 1
+        summary = (run_dir / "summary.md").read_text()
+        assert "No control arm ran in this mode" in summary
+        assert "| control |" not in summary
+
+    def test_the_diagnostic_protocol_is_refused_elsewhere(self, runs_dir: Path) -> None:
+        result = subprocess.run(
+            [str(BENCH), "paired"],
+            capture_output=True,
+            text=True,
+            env=bench_env(runs_dir, DIAGNOSTIC_MODEL_PROTOCOL="ctp2"),
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        assert 0 != result.returncode
+        assert "DIAGNOSTIC_MODEL_PROTOCOL does not apply to paired" in result.stderr
+
+
 class TestScriptedFailures:
     def _failed_control(
         self, runs_dir: Path, scenario: str, **extra: str

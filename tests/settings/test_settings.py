@@ -88,6 +88,14 @@ class TestDefaults:
         chosen = settings_from_env("paired", {"TREATMENT_MODEL_PROTOCOL": "native"})
         assert "native" == chosen.treatment_model_protocol
 
+    def test_the_diagnostic_protocol(self) -> None:
+        """hpatch-diagnostic runs the treatment alone, on DIAGNOSTIC_MODEL_PROTOCOL (native
+        by default, ctp2 on request)."""
+        diagnostic = settings_from_env("hpatch-diagnostic", {})
+        assert (("hpatch",), "native") == (diagnostic.arms, diagnostic.treatment_model_protocol)
+        chosen = settings_from_env("hpatch-diagnostic", {"DIAGNOSTIC_MODEL_PROTOCOL": "ctp2"})
+        assert "ctp2" == chosen.treatment_model_protocol
+
     def test_control_only_has_one_arm(self) -> None:
         """control-only schedules the control arm alone."""
         assert ("control",) == settings_from_env("control-only", {}).arms
@@ -111,6 +119,31 @@ class TestDefaults:
         ("paired", {"REPETITIONS": "two"}, "REPETITIONS", "whole number"),
         ("paired", {"REPETITIONS": "17"}, "REPETITIONS", "1 to 16"),
         ("control-only", {"REPETITIONS": "2"}, "REPETITIONS", "exactly one"),
+        ("hpatch-diagnostic", {"REPETITIONS": "2"}, "REPETITIONS", "exactly one"),
+        (
+            "hpatch-diagnostic",
+            {"DIAGNOSTIC_MODEL_PROTOCOL": "ctp3"},
+            "DIAGNOSTIC_MODEL_PROTOCOL",
+            "ctp2, native",
+        ),
+        (
+            "hpatch-diagnostic",
+            {"TREATMENT_MODEL_PROTOCOL": "ctp2"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "takes DIAGNOSTIC_MODEL_PROTOCOL",
+        ),
+        (
+            "paired",
+            {"DIAGNOSTIC_MODEL_PROTOCOL": "native"},
+            "DIAGNOSTIC_MODEL_PROTOCOL",
+            "does not apply to paired",
+        ),
+        (
+            "control-only",
+            {"DIAGNOSTIC_MODEL_PROTOCOL": "ctp2"},
+            "DIAGNOSTIC_MODEL_PROTOCOL",
+            "does not apply to control-only",
+        ),
         ("paired", {"AGENT_TIMEOUT": "5"}, "AGENT_TIMEOUT", "30 to 14400"),
         ("paired", {"EFFORT": "max"}, "EFFORT", "medium"),
         ("paired", {"MODEL": "gpt 6"}, "MODEL", "model slug"),

@@ -40,6 +40,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.commands.document:CONTRACT",
     "hpbench.changes.model:CONTRACT",
     "hpbench.reference.script:CONTRACT",
+    "hpbench.baseline:CONTRACT",
 )
 
 

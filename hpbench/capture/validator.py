@@ -174,6 +174,12 @@ def _read_snapshot(path: Path, sink: FindingSink) -> tuple[dict[str, Any], Metri
     except (ValueError, RecursionError) as exc:
         sink.add(codes.SNAPSHOT_SYNTAX, f"not JSON: {exc}", file=name)
         return None
+    snapshot = _snapshot_of(data, name, sink)
+    return None if snapshot is None else (data, snapshot)
+
+
+def _snapshot_of(data: Any, name: str, sink: FindingSink) -> MetricsSnapshot | None:
+    """The snapshot a decoded document is, or None with the findings in ``sink``."""
     if not isinstance(data, dict):
         sink.add(codes.SNAPSHOT_SYNTAX, "the snapshot must be a JSON object", file=name, field="$")
         return None
@@ -199,14 +205,25 @@ def _read_snapshot(path: Path, sink: FindingSink) -> tuple[dict[str, Any], Metri
         )
         return None
     try:
-        snapshot = structure(
-            CONVERTER, data, MetricsSnapshot, source=name, code=codes.SNAPSHOT_SCHEMA
-        )
+        return structure(CONVERTER, data, MetricsSnapshot, source=name, code=codes.SNAPSHOT_SCHEMA)
     except ContractError as exc:
         for finding in exc.findings:
             sink.add_finding(finding)
         return None
-    return data, snapshot
+
+
+def snapshot_from_json(data: Any, *, source: str) -> MetricsSnapshot:
+    """A snapshot document already decoded (e.g. kept inside another file), checked as
+    :func:`load_snapshot` checks a file.
+
+    Raises:
+        ContractError: naming every problem, as for a file.
+    """
+    sink = FindingSink(cap=1000)
+    snapshot = _snapshot_of(data, source, sink)
+    if snapshot is None:
+        raise ContractError(f"{source}: not a usable metrics snapshot", sink.findings)
+    return snapshot
 
 
 def load_snapshot(path: Path | str) -> MetricsSnapshot:

@@ -36,7 +36,15 @@ from hpbench.findings import Finding
 from hpbench.instructions.derive import read_hashes
 from hpbench.plan import load_plan
 from hpbench.results.model import Attempt, attempt_from_json
-from hpbench.rundir import CAPTURE_DIR, CODEX_JSONL, METRICS_JSON, RESULT_JSON, Arm, RunLayout
+from hpbench.rundir import (
+    CAPTURE_DIR,
+    CODEX_JSONL,
+    INSTRUCTIONS_HASHES,
+    METRICS_JSON,
+    RESULT_JSON,
+    Arm,
+    RunLayout,
+)
 from hpbench.schemagen import doc
 
 BASELINE_SCHEMA: Final = "hpbench.baseline.v1"
@@ -146,7 +154,7 @@ def export_baseline(run_dir: Path, repetition: int | None = None) -> Baseline:
             f"{router}: the control's capture does not validate; it is no baseline",
             list(report.findings),
         )
-    hashes = read_hashes(layout.instructions_dir / "hashes.json")
+    hashes = read_hashes(layout.instructions_dir / INSTRUCTIONS_HASHES)
     return Baseline(
         schema=BASELINE_SCHEMA,
         source_run_id=plan.run_id,
@@ -168,7 +176,7 @@ def export_baseline(run_dir: Path, repetition: int | None = None) -> Baseline:
 def import_target(run_dir: Path) -> ImportTarget:
     """What the run in ``run_dir`` runs against (its plan and derived instructions)."""
     plan = load_plan(run_dir)
-    hashes_path = RunLayout(run_dir).instructions_dir / "hashes.json"
+    hashes_path = RunLayout(run_dir).instructions_dir / INSTRUCTIONS_HASHES
     stock = read_hashes(hashes_path).stock_sha256 if hashes_path.is_file() else None
     return ImportTarget(
         offline_demo=plan.offline_demo,

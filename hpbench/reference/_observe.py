@@ -28,7 +28,7 @@ from hpbench.capture import (
     thread_from_headers,
     tool_shapes,
 )
-from hpbench.reference._http import TURN_STATE_HEADER, Request
+from hpbench.reference._http import TURN_STATE_HEADER, Request, Response
 from hpbench.reference._transform import Routing
 from hpbench.reference._usage import tokens_for
 
@@ -80,6 +80,11 @@ class StreamFacts:
         return total
 
 
+def is_event_stream(response: Response) -> bool:
+    """Whether a response is a server-sent event stream (its content-type says so)."""
+    return "text/event-stream" in (response.headers.get("content-type") or "").lower()
+
+
 def body_model(body: bytes) -> str | None:
     """The ``model`` of a JSON request body, or None."""
     try:
@@ -106,6 +111,14 @@ class AttemptSeen:
     delivered: bool = False
     complete: bool = True
     is_stream: bool = False
+
+    def take_head(self, response: Response) -> None:
+        """What the response head says: status, turn state, model and request id."""
+        headers = response.headers
+        self.http_status = response.status
+        self.turn_state_returned = headers.get(TURN_STATE_HEADER) is not None
+        self.header_model = headers.get("openai-model")
+        self.provider_request_id = headers.get("x-request-id")
 
     def settle(self, *, broken: bool) -> None:
         """Set the outcome once the attempt's response has been relayed (or broke)."""

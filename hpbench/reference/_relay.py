@@ -42,6 +42,7 @@ from hpbench.reference._observe import (
     ExchangeSeen,
     begin_exchange,
     finish_exchange,
+    is_event_stream,
     record_attempt,
 )
 from hpbench.reference._sse import EventDecoder, EventRewriter, encode_event
@@ -239,10 +240,9 @@ class Router:
             finish_exchange(capture, exchange)
             return None
         response = upstream.response
-        attempt.http_status = exchange.client_status = response.status
-        attempt.header_model = response.headers.get("openai-model")
-        attempt.provider_request_id = response.headers.get("x-request-id")
-        attempt.is_stream = "text/event-stream" in (response.headers.get("content-type") or "")
+        attempt.take_head(response)
+        exchange.client_status = response.status
+        attempt.is_stream = is_event_stream(response)
         attempt.delivered = True
         exchange.delivered = attempt
         decoder = EventDecoder()
@@ -297,10 +297,7 @@ class Router:
             exchange.client_status = 502
             return True, True
         response = upstream.response
-        attempt.http_status = response.status
-        attempt.turn_state_returned = response.headers.get(_http.TURN_STATE_HEADER) is not None
-        attempt.header_model = response.headers.get("openai-model")
-        attempt.provider_request_id = response.headers.get("x-request-id")
+        attempt.take_head(response)
         if response.status in RETRYABLE_STATUSES and not last:
             await self._discard(upstream, attempt)
             await asyncio.sleep(_retry_delay(response.headers, number))
@@ -330,8 +327,7 @@ class Router:
     ) -> bool:
         """Relay the upstream response to the client; return whether the client can go on."""
         response = upstream.response
-        is_stream = "text/event-stream" in (response.headers.get("content-type") or "").lower()
-        attempt.is_stream = is_stream
+        is_stream = attempt.is_stream = is_event_stream(response)
         feed = _Feed(self.transform, attempt, exchange, is_stream=is_stream)
         sender = _http.ChunkedSender(writer)
         watcher = asyncio.ensure_future(_http.watch_for_close(reader))

@@ -48,7 +48,7 @@ from typing import Any
 
 import attrs
 
-from hpbench.reference._history import MODEL_OUTPUT_TYPES
+from hpbench.reference._history import is_model_output
 
 TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
 
@@ -93,21 +93,13 @@ def output_text(output: Any) -> str | None:
     return "".join(texts)
 
 
-def _is_model_output(item: Any) -> bool:
-    # The same items hpbench.reference._history counts as one model response.
-    if not isinstance(item, dict):
-        return False
-    kind = item.get("type")
-    return kind in MODEL_OUTPUT_TYPES or (kind == "message" and item.get("role") == "assistant")
-
-
 def _last_response_start(items: Sequence[Any]) -> int:
     """Where the last maximal run of model-output items begins; 0 when there is none."""
     end = len(items)
-    while end > 0 and not _is_model_output(items[end - 1]):
+    while end > 0 and not is_model_output(items[end - 1]):
         end -= 1
     start = end
-    while start > 0 and _is_model_output(items[start - 1]):
+    while start > 0 and is_model_output(items[start - 1]):
         start -= 1
     return start
 

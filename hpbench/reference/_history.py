@@ -19,7 +19,8 @@ MODEL_OUTPUT_TYPES = frozenset(
 )
 
 
-def _is_model_output(item: Any) -> bool:
+def is_model_output(item: Any) -> bool:
+    """Whether an ``input`` item is something the model produced (a response's item)."""
     if not isinstance(item, dict):
         return False
     kind = item.get("type")
@@ -33,21 +34,25 @@ def responses_in_history(items: Sequence[Any]) -> int:
     runs = 0
     previous = False
     for item in items:
-        current = _is_model_output(item)
+        current = is_model_output(item)
         if current and not previous:
             runs += 1
         previous = current
     return runs
 
 
+def is_user_message(item: Any) -> bool:
+    """Whether an ``input`` item is a user message (a message's ``type`` may be left out)."""
+    return (
+        isinstance(item, dict)
+        and item.get("type", "message") == "message"
+        and item.get("role") == "user"
+    )
+
+
 def user_messages(items: Sequence[Any]) -> int:
     """The number of user messages: grows by at least one with every new turn."""
-    return sum(
-        1
-        for item in items
-        if isinstance(item, dict) and item.get("type", "message") == "message"
-        if item.get("role") == "user"
-    )
+    return sum(1 for item in items if is_user_message(item))
 
 
 _EXIT_CODE = re.compile(r"^Process exited with code (-?[0-9]+)$", re.MULTILINE)

@@ -21,7 +21,7 @@ import uuid
 from collections import Counter
 from typing import Any, Final
 
-from hpbench.reference._history import responses_in_history
+from hpbench.reference._history import is_user_message, responses_in_history
 
 MAX_CONSULTS_PER_THREAD: Final = 2
 MENTOR_BRIEF: Final = (
@@ -37,17 +37,9 @@ def child_thread_id(root: str, number: int) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{root}/mentor/{number}"))
 
 
-def _is_user_message(item: Any) -> bool:
-    return (
-        isinstance(item, dict)
-        and item.get("type", "message") == "message"
-        and item.get("role") == "user"
-    )
-
-
 def _last_user_message(items: list[Any]) -> dict[str, Any] | None:
     for item in reversed(items):
-        if _is_user_message(item):
+        if is_user_message(item):
             return dict(item)
     return None
 
@@ -57,7 +49,7 @@ def starts_turn(items: list[Any]) -> bool:
     message (later requests of the turn carry the model's calls and their results)."""
     last_user = None
     for index, item in enumerate(items):
-        if _is_user_message(item):
+        if is_user_message(item):
             last_user = index
     if last_user is None:
         return False

@@ -28,15 +28,7 @@ def render_step(step: Step, index: int) -> list[dict[str, Any]]:
                 }
             )
         elif item.type is ItemType.MESSAGE:
-            items.append(
-                {
-                    "type": "message",
-                    "id": f"msg_{suffix}",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": [{"type": "output_text", "text": item.text, "annotations": []}],
-                }
-            )
+            items.append(assistant_message(f"msg_{suffix}", str(item.text)))
         elif item.type is ItemType.EXEC_COMMAND:
             arguments: dict[str, Any] = {"cmd": item.cmd}
             if item.workdir is not None:
@@ -64,6 +56,17 @@ def render_step(step: Step, index: int) -> list[dict[str, Any]]:
                 }
             )
     return items
+
+
+def assistant_message(item_id: str, text: str) -> dict[str, Any]:
+    """A finished assistant message carrying ``text``."""
+    return {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 def _function_call(suffix: str, name: str, arguments: str) -> dict[str, Any]:

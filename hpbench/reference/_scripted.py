@@ -31,7 +31,12 @@ from hpbench.capture.children import MENTOR_SUBAGENT
 from hpbench.reference import _http
 from hpbench.reference._history import responses_in_history, unmet_expectation, user_messages
 from hpbench.reference._records import authorization_kind, request_facts
-from hpbench.reference._render import failed_event, render_step, response_events
+from hpbench.reference._render import (
+    assistant_message,
+    failed_event,
+    render_step,
+    response_events,
+)
 from hpbench.reference._sse import encode_event
 from hpbench.reference._usage import PrefixCache, Usage, output_usage, prompt_units, short_hash
 from hpbench.reference.identity import SCRIPTED_REQUEST_ID_PREFIX
@@ -299,15 +304,7 @@ class Provider:
             "thread": short_hash(thread),
             **request_facts(request, body, items, None),
         }
-        output = [
-            {
-                "type": "message",
-                "id": f"msg_mentor_{self._seq}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": MENTOR_ADVICE, "annotations": []}],
-            }
-        ]
+        output = [assistant_message(f"msg_mentor_{self._seq}", MENTOR_ADVICE)]
         usage = _usage(prompt_units(body), 0, output, cache_writes=False)
         answer = _Answer(f"resp_mentor_{self._seq}", body.get("model"), output, usage, None)
         headers = [("x-request-id", request_id(self._seq))]

@@ -35,13 +35,13 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.derive import read_hashes
 from hpbench.plan import load_plan
-from hpbench.results.model import Attempt, attempt_from_json
+from hpbench.results.merge import load_attempts
+from hpbench.results.model import Attempt
 from hpbench.rundir import (
     CAPTURE_DIR,
     CODEX_JSONL,
     INSTRUCTIONS_HASHES,
     METRICS_JSON,
-    RESULT_JSON,
     Arm,
     RunLayout,
 )
@@ -107,11 +107,9 @@ def _refuse(message: str, field: str, source: str) -> ContractError:
 
 def _control_attempt(layout: RunLayout, repetition: int | None) -> Attempt:
     source = str(layout.root)
-    paths = sorted(layout.attempts.glob(f"*-{Arm.CONTROL.value}/{RESULT_JSON}"))
-    attempts = [
-        attempt_from_json(json.loads(path.read_text(encoding="utf-8")), source=str(path))
-        for path in paths
-    ]
+    # The run's attempt objects as the merge reads them: one unreadable, off-contract or
+    # duplicated object refuses the export rather than being passed over.
+    attempts = [a for a in load_attempts(layout.root) if a.arm == Arm.CONTROL.value]
     if repetition is not None:
         chosen = [a for a in attempts if a.repetition == repetition]
         if not chosen:

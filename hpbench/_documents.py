@@ -8,12 +8,14 @@ maps that refuse a non-object, and tuples written as JSON lists.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import cattrs
 from cattrs.errors import IterableValidationNote
 
 from hpbench._convert import make_converter, structure
+from hpbench._jsonio import readable_json, write_atomic
 
 T = TypeVar("T")
 
@@ -67,3 +69,8 @@ def document_json(document: Any) -> dict[str, Any]:
     """An attrs document as its JSON object."""
     data: dict[str, Any] = CONVERTER.unstructure(document)
     return data
+
+
+def write_document(path: Path, document: Any) -> None:
+    """An attrs document written as readable JSON (atomic, mode 0600)."""
+    write_atomic(path, readable_json(document_json(document)))

@@ -15,6 +15,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def readable_json(value: Any) -> str:
+    """Indented, sorted keys and one trailing newline: a JSON file people read."""
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
 def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
     """Write ``text`` to ``path`` through a same-directory temporary file and rename.
 

@@ -2,7 +2,7 @@
 
 hpatch-only runs one fresh treatment attempt against a control that already ran (spec
 002, spec 004). The control comes from a baseline file that ``hpbench baseline export
-RUN_DIR`` writes from a completed paired or control-only run (``hpbench.baseline.v1``):
+RUN_DIR`` writes from a completed paired or control-only run (``hpbench.baseline.v2``):
 the control's attempt object, the content it ran against (task id and fingerprint, the
 stock base instructions' hash, the Codex version, model and effort), whether it was an
 offline demo, and its router's metrics snapshot as captured, with the capture contract
@@ -27,6 +27,7 @@ import attrs
 
 from hpbench import schemagen
 from hpbench._documents import document_json, read_document
+from hpbench._jsonio import readable_json
 from hpbench.capture import validate_capture
 from hpbench.capture.children import ModelExpectation
 from hpbench.capture.models import RECORD_SCHEMA_VERSION, SNAPSHOT_SCHEMA, MetricsSnapshot
@@ -34,7 +35,7 @@ from hpbench.capture.validator import snapshot_from_json
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.derive import read_hashes
-from hpbench.plan import load_plan
+from hpbench.plan import RunPlan, load_plan
 from hpbench.results.merge import load_attempts
 from hpbench.results.model import Attempt
 from hpbench.rundir import (
@@ -47,7 +48,7 @@ from hpbench.rundir import (
 )
 from hpbench.schemagen import doc
 
-BASELINE_SCHEMA: Final = "hpbench.baseline.v1"
+BASELINE_SCHEMA: Final = "hpbench.baseline.v2"
 SCHEMA_FILE: Final = f"{BASELINE_SCHEMA}.schema.json"
 CODE: Final = "baseline"
 EXPORTING_MODES: Final = ("paired", "control-only")
@@ -55,10 +56,10 @@ EXPORTING_MODES: Final = ("paired", "control-only")
 
 @attrs.frozen
 class Baseline:
-    """One passing control attempt and what it ran against (``hpbench.baseline.v1``)."""
+    """One passing control attempt and what it ran against (``hpbench.baseline.v2``)."""
 
-    schema: Literal["hpbench.baseline.v1"] = attrs.field(
-        metadata=doc("Always `hpbench.baseline.v1`.")
+    schema: Literal["hpbench.baseline.v2"] = attrs.field(
+        metadata=doc("Always `hpbench.baseline.v2`.")
     )
     source_run_id: str = attrs.field(metadata=doc("The run the control comes from."))
     source_mode: str = attrs.field(metadata=doc("That run's mode (`paired`, `control-only`)."))
@@ -171,9 +172,10 @@ def export_baseline(run_dir: Path, repetition: int | None = None) -> Baseline:
     )
 
 
-def import_target(run_dir: Path) -> ImportTarget:
-    """What the run in ``run_dir`` runs against (its plan and derived instructions)."""
-    plan = load_plan(run_dir)
+def import_target(run_dir: Path, plan: RunPlan | None = None) -> ImportTarget:
+    """What the run in ``run_dir`` runs against (its plan, read here unless the caller
+    already holds it, and its derived instructions)."""
+    plan = plan or load_plan(run_dir)
     hashes_path = RunLayout(run_dir).instructions_dir / INSTRUCTIONS_HASHES
     stock = read_hashes(hashes_path).stock_sha256 if hashes_path.is_file() else None
     return ImportTarget(
@@ -248,7 +250,7 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     """Write the baseline file (refusing to replace one: a published baseline is evidence)."""
     try:
         with path.open("x", encoding="utf-8") as stream:
-            stream.write(json.dumps(document_json(baseline), indent=2, sort_keys=True) + "\n")
+            stream.write(readable_json(document_json(baseline)))
     except FileExistsError as exc:
         raise _refuse("refusing to replace an existing baseline file", "$", str(path)) from exc
 

@@ -10,7 +10,6 @@ fewer attempts than were scheduled.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,9 +17,12 @@ from typing import Any
 
 import structlog
 
-from hpbench._jsonio import write_atomic
+from hpbench._documents import write_document
+from hpbench._jsonio import readable_json, write_atomic
+from hpbench.commentary import coverage
 from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
+from hpbench.modes import arm_order, mode_of
 from hpbench.plan import RunPlan, load_plan, plan_json
 from hpbench.report import build_report, render_summary
 from hpbench.report.captures import capture_check
@@ -28,11 +30,12 @@ from hpbench.results import AttemptIdentity, build_attempt, merge_results, write
 from hpbench.rundir import (
     AGENT_WORKSPACE,
     CAPTURE_DIR,
+    CODEX_JSONL,
+    COMMENTARY_COVERAGE,
     GRADER_SECONDS,
     INFRASTRUCTURE_NOTE,
     Arm,
     RunLayout,
-    arm_order,
 )
 from hpbench.task.fingerprint import task_fingerprint
 from hpbench.task.manifest import Task, load_manifest
@@ -43,10 +46,10 @@ NOT_RUN = "the attempt did not run to completion"
 
 def scheduled(plan: RunPlan) -> list[tuple[int, int, Arm]]:
     """Every scheduled attempt as (repetition, place in its pair, arm), in run order."""
-    arms = {Arm(name) for name in plan.arms}
+    mode = mode_of(plan.mode)
     attempts = []
     for repetition in range(1, plan.repetitions + 1):
-        order = [arm for arm in arm_order(repetition) if arm in arms]
+        order = arm_order(mode, repetition)
         attempts += [(repetition, place, arm) for place, arm in enumerate(order, start=1)]
     return attempts
 
@@ -91,6 +94,12 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
             instructions_artifact=str(instructions.relative_to(run_dir)),
             instructions_sha256=digest,
         )
+        commentary = coverage(
+            manifest.commentary.profiles, plan.mode, arm.value, directory / CODEX_JSONL
+        )
+        if commentary is not None:
+            # Its own artifact, apart from the grading and the capture (spec 002).
+            write_document(directory / COMMENTARY_COVERAGE, commentary)
         attempt = build_attempt(
             directory,
             identity,
@@ -99,6 +108,8 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
             required_tests=manifest.grader.required_tests,
             oracle_tier=manifest.oracle_tier.value,
             router_capture=layout.router(repetition, arm.value) / CAPTURE_DIR,
+            final_response=manifest.final_response.exact if manifest.final_response else None,
+            commentary=commentary,
         )
         write_result(directory, attempt)
         log.info(
@@ -114,7 +125,7 @@ def write_report(run_dir: Path) -> dict[str, Any]:
     """report.json and summary.md from the merged results; the report document."""
     layout = RunLayout(run_dir)
     report = build_report(run_dir, capture_check(plan_json(load_plan(run_dir))))
-    write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_atomic(layout.report_json, readable_json(report))
     write_atomic(layout.summary, render_summary(report))
     log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])
     return report

@@ -50,7 +50,7 @@ from hpbench.settings import (
 from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
 from hpbench.task.manifest import Task
 
-PLAN_SCHEMA = "hpbench.run.v2"
+PLAN_SCHEMA = "hpbench.run.v3"
 # Where Codex finds its base instructions inside the agent (compose.yaml mounts them).
 AGENT_INSTRUCTIONS_PATH = "/run/hpbench/instructions.md"
 ROUTER_PORT = 8080
@@ -137,6 +137,20 @@ def _upstream(arm: Arm) -> Callable[[RunPlan, RunLayout], str]:
     return value
 
 
+def _image_field(arm: Arm) -> str:
+    return "control_router_image" if arm is Arm.CONTROL else "hpatch_router_image"
+
+
+def router_image(plan: Settings, arm: Arm) -> str:
+    """The image ``arm``'s router runs in this run."""
+    image: str = getattr(plan, _image_field(arm))
+    return image
+
+
+def _image_value(arm: Arm) -> Callable[[RunPlan, RunLayout], str]:
+    return lambda plan, _: router_image(plan, arm)
+
+
 def _field(name: str, *consumers: str) -> ShellVariable:
     """``BENCH_<FIELD>``: one plan field as it is."""
 
@@ -190,24 +204,37 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
         (_LIB + "bench-grade", _LIB + "bench-gomodcache", _LIB + "bench-prepare"),
     ),
     _field("reference_router_image", _LIB + "bench-lib.sh", _LIB + "bench-paired"),
-    _compose("HPBENCH_CONTROL_ROUTER_IMAGE", "control_router_image", _LIB + "bench-lib.sh"),
-    _compose("HPBENCH_HPATCH_ROUTER_IMAGE", "hpatch_router_image", _LIB + "bench-lib.sh"),
+    # Each arm's router image: the control's setting for the control, the Hpatch router's
+    # for every Hpatch arm. bench-lib.sh (the image check), bench-paired (the banner) and
+    # bench-provenance read the scheduled arms' as HPBENCH_${arm^^}_ROUTER_IMAGE.
+    *(
+        ShellVariable(
+            f"HPBENCH_{arm.name}_ROUTER_IMAGE",
+            _image_value(arm),
+            (_image_field(arm),),
+            ("compose.yaml",),
+        )
+        for arm in Arm
+    ),
     # Where the key comes from (a variable's name): bench-attempt hands the agent's Codex
     # that variable's value at `docker exec`, so no file and no container config holds it.
     _field("credential", _LIB + "bench-attempt"),
     # Paths the topology mounts through an override file bench-repetition adds when set.
     _override("HPBENCH_AUTH_FILE", "auth_file", "codex-auth-file.yaml"),
     _override("HPBENCH_PROVIDER_CA_BUNDLE", "provider_ca_bundle", "provider-ca-bundle.yaml"),
-    _compose("HPBENCH_HPATCH_PROTOCOL", "treatment_model_protocol"),
+    # The run's Hpatch protocol (the hpatch and mentor routers'; native and ctp are fixed).
+    _compose("HPBENCH_MODEL_PROTOCOL", "treatment_model_protocol"),
+    # The Mentor treatment's mentor model (mentor-handoff only; empty otherwise).
+    _compose("HPBENCH_MENTOR_MODEL", "mentor_model"),
     _compose("HPBENCH_AGENT_MEMORY", "agent_memory"),
     _compose("HPBENCH_AGENT_CPUS", "agent_cpus"),
     _compose("HPBENCH_AGENT_PIDS", "agent_pids"),
     _compose("HPBENCH_AGENT_RUNTIME", "agent_runtime", _LIB + "bench-lib.sh"),
-    ShellVariable(
-        "HPBENCH_CONTROL_UPSTREAM", _upstream(Arm.CONTROL), ("provider",), ("compose.yaml",)
-    ),
-    ShellVariable(
-        "HPBENCH_HPATCH_UPSTREAM", _upstream(Arm.HPATCH), ("provider",), ("compose.yaml",)
+    *(
+        ShellVariable(
+            f"HPBENCH_{arm.name}_UPSTREAM", _upstream(arm), ("provider",), ("compose.yaml",)
+        )
+        for arm in Arm
     ),
     # A real provider lives outside the topology: the routers' egress network needs a
     # route out. Offline it stays internal (the scripted provider is on it).
@@ -223,6 +250,9 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
 RUN_JSON_CONSUMERS: Mapping[str, tuple[str, ...]] = {
     "enforce_no_edit_loops": ("hpbench/report/model.py",),
     "treatment_model_protocol": ("hpbench/report/captures.py",),
+    "mentor_model": ("hpbench/report/captures.py",),
+    "baseline": ("hpbench/imported.py",),
+    "exact_evidence": ("hpbench/report/summary.py",),
 }
 
 
@@ -302,11 +332,18 @@ def _write_codex_configs(plan: RunPlan, layout: RunLayout) -> None:
 
 
 def _copy_replay(source: Path, layout: RunLayout) -> None:
+    """The task's scripts, one per arm (``<arm>.json``): an Hpatch arm without a script of
+    its own plays the treatment's (``hpatch.json``), as the scripted provider finds its
+    script by the arm in the request path."""
     missing = [name for name in ("control.json", "hpatch.json") if not (source / name).is_file()]
     if missing:
         msg = f"no replay scripts ({', '.join(missing)}) in {source}"
         raise HpbenchError(msg)
     shutil.copytree(source, layout.replay)
+    for arm in Arm:
+        script = layout.replay / f"{arm.value}.json"
+        if not script.exists():
+            shutil.copyfile(layout.replay / f"{Arm.HPATCH.value}.json", script)
     # The scripted provider reads them as another user through a read-only mount.
     for directory, _, files in os.walk(layout.replay):
         Path(directory).chmod(0o755)
@@ -415,7 +452,7 @@ def observe(run_dir: Path) -> Observed:
     """
     layout = RunLayout(run_dir)
     plan = load_plan(run_dir)
-    images = {"control": plan.control_router_image, "hpatch": plan.hpatch_router_image}
+    images = {arm.value: router_image(plan, arm) for arm in Arm}
     observed = read_observed(layout, plan.arms, images, plan.codex_version)
     write_run_json(layout, attrs.evolve(plan, observed=observed))
     return observed

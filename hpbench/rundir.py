@@ -22,21 +22,18 @@ import attrs
 
 
 class Arm(enum.Enum):
-    """A measured arm: the stock control or the Hpatch treatment."""
+    """A measured arm (which modes compare which arms: hpbench.modes)."""
 
-    CONTROL = "control"
-    HPATCH = "hpatch"
-
-
-def arm_order(repetition: int) -> tuple[Arm, Arm]:
-    """The order the arms run in: odd repetitions control first, even ones hpatch first."""
-    if repetition % 2:
-        return (Arm.CONTROL, Arm.HPATCH)
-    return (Arm.HPATCH, Arm.CONTROL)
+    CONTROL = "control"  # stock Codex behind a passthrough router
+    HPATCH = "hpatch"  # Codex behind the Hpatch router, on the run's protocol
+    NATIVE = "native"  # ctp-only's baseline: Hpatch on the native protocol
+    CTP = "ctp"  # ctp-only's treatment: Hpatch on CTP/2
+    MENTOR = "mentor"  # mentor-handoff's treatment: Hpatch with Mentor Handoff on
 
 
-# Each arm's base instructions in instructions/ (bench-instructions derives them).
-INSTRUCTIONS_FILES = {Arm.CONTROL: "control.md", Arm.HPATCH: "treatment.md"}
+# Each arm's base instructions in instructions/ (bench-instructions derives them): the
+# stock text for the control, the derived treatment text for every Hpatch arm.
+INSTRUCTIONS_FILES = {arm: "control.md" if arm is Arm.CONTROL else "treatment.md" for arm in Arm}
 # The workspace's path as Codex sees it inside the agent (compose.yaml mounts it there).
 AGENT_WORKSPACE = "/workspace"
 
@@ -53,6 +50,7 @@ DIFF_PATCH = "diff.patch"
 GRADING_DIR = "grader"
 GRADER_SECONDS = "grader.seconds"
 INFRASTRUCTURE_NOTE = "infrastructure.txt"
+COMMENTARY_COVERAGE = "commentary-coverage.json"
 RESULT_JSON = "result.json"
 # Files of a grading directory (an attempt's grader/, qualification/base and /oracle),
 # written by bench-grade and hpbench grader verdict|qualify.
@@ -175,6 +173,11 @@ class RunLayout:
     def routers(self) -> Path:
         """The directory of every router's evidence."""
         return self.root / "routers"
+
+    @property
+    def imported_baseline(self) -> Path:
+        """hpatch-only's imported control, as accepted (hpbench.imported)."""
+        return self.root / "imported" / "baseline.json"
 
     def attempt(self, repetition: int, arm: str) -> Path:
         """One attempt's evidence: ``attempts/<rep>-<arm>``."""

@@ -21,24 +21,19 @@ from hpbench.codexconfig import ReasoningEffort, forbidden_host
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.instructions.pins import default_pins_path, load_pins
-
-RUNNING_MODES = {
-    "paired": ("control", "hpatch"),
-    "control-only": ("control",),
-    "hpatch-diagnostic": ("hpatch",),
-}
-# Modes that run exactly one attempt (spec 002): no repetitions to choose.
-SINGLE_ATTEMPT_MODES = ("control-only", "hpatch-diagnostic")
-PREPARATION_MODES = {"preparation-only"}
-KNOWN_MODES = (
-    "paired",
-    "control-only",
-    "hpatch-only",
-    "hpatch-diagnostic",
-    "ctp-only",
-    "mentor-handoff",
-    "preparation-only",
+from hpbench.modes import (
+    EXACT_EVIDENCE_MODES,
+    FRESH_CONTROL_MODES,
+    IMPORTING_MODES,
+    MENTOR_MODES,
+    MODES,
+    PROTOCOL_VARIABLES,
+    Mode,
 )
+
+PREPARATION_MODES = {"preparation-only"}
+# The measuring modes (hpbench.modes, in its order), then the preparation mode.
+KNOWN_MODES = (*MODES, *sorted(PREPARATION_MODES))
 API_KEY_VARIABLES = ("HPBENCH_API_KEY", "OPENAI_API_KEY")
 AUTH_FILE_VARIABLE = "CODEX_AUTH_FILE"
 # Where a run's credential comes from: a variable's name, never its value. The offline
@@ -78,6 +73,9 @@ class Settings:
     control_router_image: str
     hpatch_router_image: str
     treatment_model_protocol: str = "ctp2"
+    mentor_model: str = ""
+    baseline: str = ""
+    exact_evidence: bool = False
     credential: str = NO_CREDENTIAL
     auth_file: str = ""
     provider_ca_bundle: str = ""
@@ -323,25 +321,103 @@ def _router_images(env: Mapping[str, str], offline: bool) -> tuple[dict[str, str
     return images, findings
 
 
-def _treatment_protocol(mode: str, env: Mapping[str, str]) -> tuple[str, Finding | None]:
-    """The treatment router's protocol: each mode's own setting, the other's refused.
+def _mode_protocol(
+    name: str, mode: Mode | None, env: Mapping[str, str]
+) -> tuple[str, list[Finding]]:
+    """The run's Hpatch protocol: the mode's own setting, every other mode's refused.
 
     Paired treatment is Hpatch with CTP/2 (spec 002), native the documented choice
-    (``TREATMENT_MODEL_PROTOCOL``). hpatch-diagnostic has its own setting,
-    ``DIAGNOSTIC_MODEL_PROTOCOL`` (default native), which every other mode refuses by
-    name; a setting that would reach nothing is refused rather than ignored.
+    (``TREATMENT_MODEL_PROTOCOL``); hpatch-diagnostic takes ``DIAGNOSTIC_MODEL_PROTOCOL``
+    and mentor-handoff ``MENTOR_MODEL_PROTOCOL`` (both native by default). A mode whose
+    arms' protocols are fixed (control-only, hpatch-only, ctp-only) takes none: a setting
+    that would reach nothing is refused rather than ignored. Without a setting, the value
+    kept is the treatment's fixed protocol (native when the mode has no Hpatch treatment).
     """
-    diagnostic = mode == "hpatch-diagnostic"
-    own, other = (
-        ("DIAGNOSTIC_MODEL_PROTOCOL", "TREATMENT_MODEL_PROTOCOL")
-        if diagnostic
-        else ("TREATMENT_MODEL_PROTOCOL", "DIAGNOSTIC_MODEL_PROTOCOL")
-    )
-    if env.get(other, "").strip():
-        where = "hpatch-diagnostic" if diagnostic else "it"
-        message = f"{other} does not apply to {mode}; {where} takes {own}"
-        return "", Finding("settings.protocol", message, field=other)
-    return _choice(env, own, "native" if diagnostic else "ctp2", PROTOCOLS)
+    own = mode.protocol if mode is not None else None
+    findings = []
+    for variable in PROTOCOL_VARIABLES:
+        if env.get(variable, "").strip() and (own is None or own.variable != variable):
+            where = f"; {name} takes {own.variable}" if own else ""
+            message = f"{variable} does not apply to {name}{where}"
+            findings.append(Finding("settings.protocol", message, field=variable))
+    if own is None:
+        fixed = mode.treatment_protocol if mode is not None else None
+        return (fixed or "native"), findings
+    value, finding = _choice(env, own.variable, own.default, PROTOCOLS)
+    return value, [*findings, *([finding] if finding else [])]
+
+
+def _only_in(
+    env: Mapping[str, str], variable: str, mode: str, modes: tuple[str, ...]
+) -> Finding | None:
+    """A finding when ``variable`` is set in a mode that does not take it."""
+    if env.get(variable, "").strip() and mode not in modes:
+        message = f"{variable} does not apply to {mode}; only {', '.join(modes)} take it"
+        return Finding("settings.mode_setting", message, field=variable)
+    return None
+
+
+# Offline, the Mentor treatment consults the scripted provider under this name (test
+# equipment, like every model name of the offline demo).
+OFFLINE_MENTOR_MODEL = "scripted-mentor"
+
+
+def _mentor_model(
+    mode: str, env: Mapping[str, str], model: str, offline: bool
+) -> tuple[str, Finding | None]:
+    """MENTOR_MODEL: the model the Mentor treatment consults (mentor-handoff only).
+
+    It must differ from the main model: the report tells mentor traffic from main traffic
+    by model, and spec 002 requires at least one mentor-model request in the treatment.
+    """
+    if (finding := _only_in(env, "MENTOR_MODEL", mode, MENTOR_MODES)) is not None:
+        return "", finding
+    if mode not in MENTOR_MODES:
+        return "", None
+    value = env.get("MENTOR_MODEL", "").strip() or (OFFLINE_MENTOR_MODEL if offline else "")
+    problem = None
+    if not value:
+        problem = f"{mode} needs the model its mentor consults"
+    elif not _MODEL.match(value):
+        problem = f"not a model slug: {value!r}"
+    elif value == model:
+        problem = "must differ from MODEL: mentor traffic is told apart from main traffic by model"
+    if problem is not None:
+        return "", Finding("settings.mentor_model", problem, field="MENTOR_MODEL")
+    return value, None
+
+
+def _baseline(mode: str, env: Mapping[str, str]) -> tuple[str, Finding | None]:
+    """BASELINE: the published control hpatch-only imports (a baseline file that
+    ``hpbench baseline export`` wrote, or a finished paired or control-only run
+    directory). Whether it matches the run is checked once the run's instructions exist
+    (``hpbench baseline import``)."""
+    if (finding := _only_in(env, "BASELINE", mode, IMPORTING_MODES)) is not None:
+        return "", finding
+    if mode not in IMPORTING_MODES:
+        return "", None
+    raw = env.get("BASELINE", "").strip()
+    if not raw:
+        message = (
+            f"{mode} imports its control: set BASELINE to a baseline file "
+            "(hpbench baseline export) or a finished paired or control-only run directory"
+        )
+        return "", Finding("settings.baseline", message, field="BASELINE")
+    path = Path(raw).resolve()
+    if not path.exists():
+        return "", Finding(
+            "settings.baseline", f"{path}: no such file or directory", field="BASELINE"
+        )
+    return str(path), None
+
+
+def _exact_evidence(mode: str, env: Mapping[str, str]) -> tuple[bool, Finding | None]:
+    """HPATCH_EXACT_EVIDENCE (spec 004): default off, accepted by hpatch-only and
+    hpatch-diagnostic only."""
+    if (finding := _only_in(env, "HPATCH_EXACT_EVIDENCE", mode, EXACT_EVIDENCE_MODES)) is not None:
+        return False, finding
+    value, finding = _choice(env, "HPATCH_EXACT_EVIDENCE", "false", ("true", "false"))
+    return value == "true", finding
 
 
 def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
@@ -360,13 +436,8 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
 
     if mode not in KNOWN_MODES:
         findings.append(Finding("settings.mode", f"unknown mode {mode!r}", field="MODE"))
-    elif mode not in RUNNING_MODES and mode not in PREPARATION_MODES:
-        findings.append(
-            Finding(
-                "settings.mode", f"mode {mode!r} is not available in this version", field="MODE"
-            )
-        )
-    arms = RUNNING_MODES.get(mode, ())
+    measuring = MODES.get(mode)
+    arms = tuple(arm.value for arm in measuring.fresh) if measuring else ()
     task = env.get("TASK", "").strip() or "kv-rangestream"
     model = env.get("MODEL", "").strip() or "gpt-6-astra"
     if not _MODEL.match(model):
@@ -374,7 +445,7 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     efforts = tuple(effort.value for effort in ReasoningEffort)
     effort = keep(_choice(env, "EFFORT", "medium", efforts))
     repetitions = keep(_integer(env, "REPETITIONS", 1, 1, MAX_REPETITIONS))
-    if mode in SINGLE_ATTEMPT_MODES and repetitions != 1:
+    if measuring is not None and measuring.single_attempt and repetitions != 1:
         findings.append(
             Finding("settings.repetitions", f"{mode} runs exactly one attempt", field="REPETITIONS")
         )
@@ -383,11 +454,18 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     findings += provider_findings
     images, image_findings = _router_images(env, offline)
     findings += image_findings
+    if measuring is not None and mode not in FRESH_CONTROL_MODES:
+        # No control router runs: its image would reach nothing.
+        findings += filter(None, [_only_in(env, "CONTROL_ROUTER_IMAGE", mode, FRESH_CONTROL_MODES)])
     credential, auth_file, credential_findings = _credential(env, offline)
     findings += credential_findings
     ca_bundle = keep(_ca_bundle(env, offline))
     enforce = keep(_choice(env, "BENCHMARK_ENFORCE_NO_EDIT_LOOPS", "true", ("true", "false")))
-    protocol = keep(_treatment_protocol(mode, env))
+    protocol, protocol_findings = _mode_protocol(mode, measuring, env)
+    findings += protocol_findings
+    mentor_model = keep(_mentor_model(mode, env, model, offline))
+    baseline = keep(_baseline(mode, env))
+    exact_evidence = keep(_exact_evidence(mode, env))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
     limits = {
@@ -414,6 +492,9 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         control_router_image=images["control"],
         hpatch_router_image=images["hpatch"],
         treatment_model_protocol=protocol,
+        mentor_model=mentor_model,
+        baseline=baseline,
+        exact_evidence=exact_evidence,
         credential=credential,
         auth_file=auth_file,
         provider_ca_bundle=ca_bundle,

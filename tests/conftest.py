@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 import pytest
+import structlog
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TASKS_DIR = REPO_ROOT / "tasks"
@@ -128,6 +129,17 @@ def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(autouse=True)
+def structlog_config_per_test() -> Iterator[None]:
+    """A test that runs the CLI in process configures structlog as the CLI does, caching
+    each logger on first use; that configuration ends with the test. Otherwise a module's
+    logger first used in a later test would be cached for the session, and a later
+    ``capture_logs`` would see nothing of it, depending on test order."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -153,6 +153,8 @@ def attempt(arm: str, repetition: int, order: int, passed: bool, failure: str = 
         correctness=passed,
         passed=passed,
         failure_class=failure_class,
+        final_response=None,
+        commentary=None,
     )
 
 
@@ -187,7 +189,12 @@ def write_plan(
     """A run's run.json built through the plan model (a stand-in task's facts), with
     complete observed provenance unless ``provenance`` is false."""
     plan = RunPlan(
-        mode="paired" if len(arms) == 2 else "control-only",
+        mode={
+            ("control",): "control-only",
+            ("hpatch",): "hpatch-diagnostic",
+            ("native", "ctp"): "ctp-only",
+            ("hpatch", "mentor"): "mentor-handoff",
+        }.get(tuple(arms), "paired"),
         arms=tuple(arms),
         task="kv-rangestream",
         model=MODEL,

@@ -33,17 +33,21 @@ instructions_file() {
 }
 
 # The scheduled arms of repetition REP in the order they run, one a line: odd
-# repetitions control first, even ones hpatch first (hpbench.rundir.arm_order);
-# only the arms in BENCH_ARMS.
+# repetitions in BENCH_ARMS's order (the mode's baseline first), even ones reversed
+# (hpbench.modes.arm_order).
 scheduled_arms() {
-  local arm
-  local -a arms=(control hpatch)
-  (($1 % 2)) || arms=(hpatch control)
-  for arm in "${arms[@]}"; do
-    [[ " ${BENCH_ARMS} " == *" ${arm} "* ]] && printf '%s\n' "${arm}"
-  done
-  return 0
+  local -a arms
+  read -r -a arms <<<"${BENCH_ARMS}"
+  if (($1 % 2)); then
+    printf '%s\n' "${arms[@]}"
+  else
+    local i
+    for ((i = ${#arms[@]} - 1; i >= 0; i--)); do printf '%s\n' "${arms[i]}"; done
+  fi
 }
+
+# Every arm a topology may hold (hpbench.rundir.Arm).
+readonly ALL_ARMS="control hpatch native ctp mentor"
 
 # Each container of a Compose project, one a line: "service id state".
 project_containers() {
@@ -103,14 +107,22 @@ plan_run() {
   fi
   # hpbench never pulls: a router image other than the reference router's (which
   # bench-images builds) must already be in the local engine.
-  # The treatment's first: the control's defaults to it (and is then checked with it).
-  local arm image
-  for arm in "HPATCH ${HPBENCH_HPATCH_ROUTER_IMAGE}" "CONTROL ${HPBENCH_CONTROL_ROUTER_IMAGE}"; do
-    read -r arm image <<<"${arm}"
+  # Each scheduled arm's: HPATCH_ROUTER_IMAGE for every Hpatch arm, CONTROL_ROUTER_IMAGE
+  # for the control, checked last (it defaults to the Hpatch router's, which is named then).
+  local arm image variable setting
+  local -a ordered=()
+  for arm in ${BENCH_ARMS}; do [[ "${arm}" == control ]] || ordered+=("${arm}"); done
+  [[ " ${BENCH_ARMS} " == *" control "* ]] && ordered+=(control)
+  for arm in "${ordered[@]}"; do
+    variable="HPBENCH_${arm^^}_ROUTER_IMAGE"
+    image="${!variable}"
+    setting=HPATCH_ROUTER_IMAGE
+    [[ "${arm}" == control && "${image}" != "${HPBENCH_HPATCH_ROUTER_IMAGE}" ]] \
+      && setting=CONTROL_ROUTER_IMAGE
     [[ "${image}" == "${BENCH_REFERENCE_ROUTER_IMAGE}" ]] && continue
     if ! docker image inspect "${image}" >/dev/null 2>&1; then
       rm -rf -- "${RUN_DIR}"
-      abort "${arm}_ROUTER_IMAGE=${image}: no such image in the local Docker engine (hpbench never pulls; build or load it first)"
+      abort "${setting}=${image}: no such image in the local Docker engine (hpbench never pulls; build or load it first)"
     fi
   done
 }
@@ -273,10 +285,12 @@ compose_override_args() {
 # Placeholders for the per-run variables compose.yaml requires, for commands
 # that only build or inspect (never for `up`, which must get real paths).
 compose_placeholders() {
-  local var
-  for var in HPBENCH_CONTROL_WORKSPACE HPBENCH_HPATCH_WORKSPACE HPBENCH_GOMODCACHE \
-    HPBENCH_CONTROL_CODEX_CONFIG HPBENCH_HPATCH_CODEX_CONFIG HPBENCH_PROVIDER_SCRIPTS \
-    HPBENCH_CONTROL_INSTRUCTIONS HPBENCH_HPATCH_INSTRUCTIONS; do
+  local var arm
+  local -a vars=(HPBENCH_GOMODCACHE HPBENCH_PROVIDER_SCRIPTS)
+  for arm in ${ALL_ARMS}; do
+    vars+=("HPBENCH_${arm^^}_WORKSPACE" "HPBENCH_${arm^^}_CODEX_CONFIG" "HPBENCH_${arm^^}_INSTRUCTIONS")
+  done
+  for var in "${vars[@]}"; do
     if [[ -z "${!var:-}" ]]; then
       export "${var}=/nonexistent"
     fi

@@ -16,6 +16,7 @@ from hpbench.baseline import (
     read_baseline,
     write_baseline,
 )
+from hpbench.imported import import_into
 
 
 def register(commands: Any) -> None:
@@ -27,7 +28,7 @@ def register(commands: Any) -> None:
         "export",
         help="publish a paired or control-only run's passing control as a baseline file",
         description=(
-            "Write hpbench.baseline.v1: the control's attempt object, what it ran against and "
+            "Write hpbench.baseline.v2: the control's attempt object, what it ran against and "
             "its validated router metrics. Refuses a run without a passing control whose "
             "capture validates, and never replaces an existing file."
         ),
@@ -51,6 +52,19 @@ def register(commands: Any) -> None:
     check.add_argument("baseline", type=Path, metavar="FILE")
     check.add_argument("--run", required=True, type=Path, metavar="RUN_DIR")
     check.set_defaults(handler=_check)
+
+    into = sub.add_parser(
+        "import",
+        help="import an hpatch-only run's control from its BASELINE (bench-hpatch-only)",
+        description=(
+            "Check the baseline the run's BASELINE setting names (a baseline file, or a "
+            "finished paired or control-only run directory) against the run, and keep it in "
+            "the run directory as its imported control. Exit 1 naming every field that does "
+            "not match; nothing is imported then."
+        ),
+    )
+    into.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    into.set_defaults(handler=_import)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -80,4 +94,17 @@ def _check(args: argparse.Namespace) -> int:
     metrics = current_metrics(baseline, source=source)
     kind = "current metrics" if metrics is not None else "correctness context only"
     out_console.print(f"{source}: importable ({kind})", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace) -> int:
+    baseline = import_into(args.run_dir)
+    metrics = current_metrics(baseline, source=str(args.run_dir))
+    kind = "with current metrics" if metrics is not None else "metrics: correctness context only"
+    out_console.print(
+        f"control imported from run {baseline.source_run_id} ({baseline.source_mode}), "
+        f"repetition {baseline.control.repetition}, {kind}",
+        markup=False,
+        highlight=False,
+    )
     return EXIT_OK

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from hpbench._console import out_console
-from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
-from hpbench.plan import load_plan, plan_json
-from hpbench.report import build_report, render_summary
-from hpbench.report.captures import capture_check
+from hpbench.finish import write_report
 from hpbench.rundir import RunLayout
-
-log = structlog.get_logger()
 
 
 def register(commands: Any) -> None:
@@ -41,13 +33,11 @@ def build_command(args: argparse.Namespace) -> int:
     if not layout.run_json.is_file():
         msg = f"{args.run_dir}: no run.json; not a run directory"
         raise HpbenchError(msg)
-    report = build_report(args.run_dir, capture_check(plan_json(load_plan(args.run_dir))))
-    write_atomic(layout.report_json, json.dumps(report, indent=2, sort_keys=True) + "\n")
-    summary = render_summary(report)
-    write_atomic(layout.summary, summary)
-    log.info("report_built", ok=report["outcome"]["ok"], reasons=report["outcome"]["reasons"])
+    # The same build as the end of every run (hpbench run finish).
+    report = write_report(args.run_dir)
     if args.json:
         print_json(report["outcome"])
     else:
+        summary = layout.summary.read_text(encoding="utf-8")
         out_console.print(summary, markup=False, highlight=False)
     return EXIT_OK if report["outcome"]["ok"] else EXIT_FINDINGS

@@ -11,7 +11,7 @@ from hpbench._cli.common import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_jso
 from hpbench._console import out_console
 from hpbench.topology import inspect_project, verify_project
 from hpbench.topology.proofs import AttachmentsError, parse_attachments, plan_proofs
-from hpbench.topology.rules import ARMS
+from hpbench.topology.rules import ARMS, PAIRED_ARMS
 
 
 def register(commands: Any) -> None:
@@ -79,7 +79,7 @@ def _add_arms(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--arms",
         type=_arms,
-        default=ARMS,
+        default=PAIRED_ARMS,
         help="the run's scheduled arms, space-separated (default: control hpatch)",
     )
 

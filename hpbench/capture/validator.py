@@ -58,9 +58,7 @@ class Binding:
     @property
     def label(self) -> str:
         """How reports name the arm once the binding is proven."""
-        if self.arm is Arm.CONTROL:
-            return "control (passthrough/native)"
-        return f"hpatch ({self.mode.value}/{self.protocol.value})"
+        return f"{self.arm.value} ({self.mode.value}/{self.protocol.value})"
 
 
 def expected_binding(
@@ -69,26 +67,32 @@ def expected_binding(
     expect_mode: RouterMode | str | None = None,
     expect_protocol: Protocol | str | None = None,
 ) -> Binding:
-    """The configuration ``arm`` must show.
+    """The configuration ``arm`` must show (spec 002, hpbench.modes.ARM_ROUTERS).
 
-    ``control`` is always passthrough/native. ``hpatch`` is Hpatch mode with
-    ``expect_protocol`` (native when not given).
+    ``control`` is always passthrough/native, ``native`` Hpatch/native and ``ctp``
+    Hpatch/CTP2; ``hpatch`` and ``mentor`` are Hpatch mode with ``expect_protocol``
+    (native when not given, as for records that predate the protocol setting).
 
     Raises:
         ValueError: when the expectation contradicts the arm.
     """
+    from hpbench.modes import ARM_ROUTERS  # noqa: PLC0415 - modes imports the capture models
+
     arm = Arm(arm)
     mode = RouterMode(expect_mode) if expect_mode is not None else None
     protocol = Protocol(expect_protocol) if expect_protocol is not None else None
-    if arm is Arm.CONTROL:
-        if mode not in (None, RouterMode.PASSTHROUGH) or protocol not in (None, Protocol.NATIVE):
-            msg = "the control arm is passthrough/native; drop --expect-mode/--expect-protocol"
-            raise ValueError(msg)
-        return Binding(arm, RouterMode.PASSTHROUGH, Protocol.NATIVE)
-    if mode not in (None, RouterMode.HPATCH):
-        msg = "the hpatch arm runs the router in hpatch mode; --expect-mode must be hpatch"
+    router = ARM_ROUTERS[arm]
+    fixed_mode = RouterMode(router.mode)
+    if mode not in (None, fixed_mode):
+        msg = f"the {arm.value} arm runs the router in {router.mode} mode; drop --expect-mode"
         raise ValueError(msg)
-    return Binding(arm, RouterMode.HPATCH, protocol or Protocol.NATIVE)
+    if router.protocol is not None:
+        fixed = Protocol(router.protocol)
+        if protocol not in (None, fixed):
+            msg = f"the {arm.value} arm is {router.mode}/{router.protocol}; drop --expect-protocol"
+            raise ValueError(msg)
+        return Binding(arm, fixed_mode, fixed)
+    return Binding(arm, fixed_mode, protocol or Protocol.NATIVE)
 
 
 @attrs.frozen
@@ -288,10 +292,11 @@ def _bind(structured: MetricsSnapshot, binding: Binding, sink: FindingSink, file
             file=file,
             field="$.router.protocol",
         )
-    if binding.arm is Arm.CONTROL and router.mentor:
+    if binding.arm is not Arm.MENTOR and router.mentor:
+        # Spec 002: only the Mentor treatment enables Mentor Handoff.
         sink.add(
             codes.BINDING,
-            "the control router must disable Mentor Handoff",
+            f"the {arm} router must disable Mentor Handoff (only the mentor arm enables it)",
             file=file,
             field="$.router.mentor",
         )

@@ -4,11 +4,17 @@ The fold reads the events once, in order. It keeps the completed command
 executions and completed file changes (in stream order, for the command
 analysis), counts everything else, and remembers the few scalars a report
 needs: the final substantive agent message, the terminal error and the usage.
+
+The final substantive agent message is the last agent message with text once any
+router telemetry line (``Tokens: i=…, ci=…, o=…, r=…``, spec 002) is taken out: a
+message that is only telemetry never replaces the response before it, and a later
+ordinary message is the final response, whatever came before it.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -77,6 +83,16 @@ class CompletedFileChange:
 
 Step = CompletedCommand | CompletedFileChange
 """What the command analysis walks: commands and file changes in stream order."""
+
+
+# A router's token telemetry line (spec 002): never part of the agent's response.
+ROUTER_TELEMETRY = re.compile(r"^\s*Tokens: i=\d+, ci=\d+, o=\d+, r=\d+\s*$")
+
+
+def substantive_text(text: str) -> str | None:
+    """``text`` without router telemetry lines; None when nothing else is in it."""
+    kept = "\n".join(line for line in text.splitlines() if not ROUTER_TELEMETRY.match(line))
+    return kept if kept.strip() else None
 
 
 @attrs.frozen
@@ -172,8 +188,10 @@ class _Fold:
             )
         elif isinstance(item, FileChange):
             self._file_change(item, event.line)
-        elif isinstance(item, AgentMessage) and item.text.strip():
-            self.final_message = item.text
+        elif isinstance(item, AgentMessage):
+            substantive = substantive_text(item.text)
+            if substantive is not None:
+                self.final_message = substantive
         elif isinstance(item, ErrorItem):
             self.warnings.append(item.message)
 

@@ -3,7 +3,8 @@
 The provider records, for every request, the SHA-256 of the first developer
 message (``request.first_developer_sha256``) and never the text. Every request
 of an arm's script must carry the digest of that arm's instructions file as
-Codex sends it (minus one trailing newline).
+Codex sends it (minus one trailing newline). A Mentor consultation (a request the
+router makes, recorded with ``"mentor": true``) is not Codex's and is not counted.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def prove_delivery(records: Path, script: str, instructions_file: Path) -> Deliv
                 unreadable += 1
                 continue
             if not isinstance(record, dict) or record.get("script") != script:
+                continue
+            if record.get("mentor") is True:
+                # The router's own Mentor consultation carries the mentor's instructions,
+                # not the arm's; the capture's child proofs account for it.
                 continue
             requests += 1
             request = record.get("request")

@@ -19,7 +19,7 @@ from typing import Final, Literal
 import attrs
 
 from hpbench import schemagen
-from hpbench._documents import document_json, read_document
+from hpbench._documents import read_document, write_document
 from hpbench._jsonio import write_atomic
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
@@ -187,9 +187,7 @@ def write_instructions(
             for name, text in texts
         },
     )
-    write_atomic(
-        directory / HASHES_NAME, json.dumps(document_json(hashes), indent=2, sort_keys=True) + "\n"
-    )
+    write_document(directory / HASHES_NAME, hashes)
     return hashes
 
 

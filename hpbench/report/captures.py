@@ -13,9 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from hpbench.capture.children import ModelExpectation
 from hpbench.capture.validator import validate_capture
 from hpbench.findings import Finding
+from hpbench.modes import ARM_ROUTERS, arm_protocol
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.rundir import CAPTURE_DIR, METRICS_JSON, Arm
 
@@ -26,18 +29,25 @@ CODEX_JSONL_MISSING = "report.codex_jsonl.missing"
 
 
 def capture_check(run: Mapping[str, Any]) -> CaptureCheck:
-    """The capture check of a run (its run.json as JSON): the treatment's router must show
-    the protocol the run retained (``"treatment_model_protocol"``), the control's
-    passthrough/native."""
+    """The capture check of a run (its run.json as JSON): each arm's router must show its
+    configuration (hpbench.modes.ARM_ROUTERS), the hpatch and mentor arms the protocol the
+    run retained (``"treatment_model_protocol"``), and only the mentor arm Mentor Handoff,
+    consulting the retained ``"mentor_model"``."""
     protocol = run["treatment_model_protocol"]
-    # Both arms run the configured model; a child (Codex's own sub-agent) runs it too.
-    # Neither arm of a paired run enables Mentor Handoff, so no mentor model is allowed.
-    models = ModelExpectation(parent=run["model"], child=frozenset({run["model"]}))
+    # Every arm runs the configured main model; a child (Codex's own sub-agent) runs it
+    # too. Only the Mentor treatment may use a mentor model, and it must (spec 002): the
+    # permitted one comes from the retained mentor configuration, never the main model.
+    plain = ModelExpectation(parent=run["model"], child=frozenset({run["model"]}))
+    mentored = attrs.evolve(plain, mentor=run["mentor_model"] or None)
 
     def check(router_dir: Path, arm: str, codex_jsonl: Sequence[Path]) -> CaptureVerdict:
-        expected = protocol if arm == Arm.HPATCH.value else None
+        chosen = Arm(arm)
         return check_router_capture(
-            router_dir, arm, codex_jsonl, expect_protocol=expected, models=models
+            router_dir,
+            arm,
+            codex_jsonl,
+            expect_protocol=arm_protocol(chosen, protocol),
+            models=mentored if ARM_ROUTERS[chosen].mentor else plain,
         )
 
     return check

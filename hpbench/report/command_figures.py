@@ -89,11 +89,21 @@ def command_figures(
 
 
 def loop_gate_reasons(commands: dict[str, Any]) -> list[str]:
-    """Why the no-edit-loops gate does not pass: loops found, or attempts it could not see."""
+    """Why the no-edit-loops gate does not pass: loops found, or attempts it could not see.
+
+    Both kinds of structural loop fail it (spec 002): a loop-category command whose operand
+    covers a path changed before and after it, and a bare worktree ``git diff`` between
+    completed changes, which covers the whole workspace and is counted apart."""
     reasons = []
     loops = sum(a["same_path_loops"] or 0 for a in commands.values())
     if loops:
         reasons.append(f"{loops} same-path structural loop(s) (BENCHMARK_ENFORCE_NO_EDIT_LOOPS)")
+    workspace = sum(a["workspace_diff_loops"] or 0 for a in commands.values())
+    if workspace:
+        reasons.append(
+            f"{workspace} workspace-wide git diff loop(s) between completed changes "
+            "(BENCHMARK_ENFORCE_NO_EDIT_LOOPS)"
+        )
     for arm, data in commands.items():
         if data["attempts_analysed"] == 0 or data["attempts_analysed"] < data["attempts"]:
             reasons.append(

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hpbench.capture.models import MetricsSnapshot
+from hpbench.modes import CTP2, Mode
 
 INPUT, OUTPUT = "input", "output"
 
@@ -50,3 +51,13 @@ def compression_gate(
                     "(it must be positive)"
                 )
     return {"required": list(required), "attempts": attempts, "failures": failures}
+
+
+def gated_attempts(mode: Mode, protocol: str, attempts: Sequence[tuple[str, str]]) -> list[str]:
+    """The attempt keys the compression gate holds to the task's requirement, from the
+    run's ``(key, arm)`` pairs: the treatment's (ctp-only: the ctp arm; paired and
+    hpatch-diagnostic: hpatch); with CTP/2 in mentor-handoff, both arms' (spec 002)."""
+    if mode.name == "mentor-handoff" and protocol == CTP2:
+        return [key for key, _ in attempts]
+    treatment = mode.treatment.value if mode.treatment is not None else None
+    return [key for key, arm in attempts if arm == treatment]

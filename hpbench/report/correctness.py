@@ -18,11 +18,8 @@ from typing import Any
 import attrs
 
 from hpbench.results.model import Attempt, FailureClass
-from hpbench.rundir import Arm
 from hpbench.stats import mcnemar_exact, wilson_interval
 
-CONTROL_ARM = Arm.CONTROL.value
-TREATMENT_ARM = Arm.HPATCH.value
 INFRASTRUCTURE = FailureClass.INFRASTRUCTURE
 # McNemar needs pairs to compare; one pair can never be discordant enough to show anything.
 MIN_PAIRS_FOR_TEST = 2
@@ -118,6 +115,32 @@ def _hidden_tests(mine: Sequence[Attempt]) -> dict[str, int] | None:
     }
 
 
+def _final_responses(mine: Sequence[Attempt]) -> dict[str, int] | None:
+    """How many of the arm's attempts gave the task's exact final response; None when the
+    task requires none (counts only: neither text is ever reported)."""
+    checks = [c for r in mine if (c := r.final_response) is not None]
+    if not checks:
+        return None
+    return {
+        "attempts": len(checks),
+        "matched": sum(1 for c in checks if c.matched),
+        "missing": sum(1 for c in checks if not c.found),
+    }
+
+
+def _commentary(mine: Sequence[Attempt]) -> dict[str, Any] | None:
+    """How many of the arm's attempts met their commentary-coverage profiles; None when the
+    task assigns the arm none in this mode (counts and profile names only)."""
+    tallies = [c for r in mine if (c := r.commentary) is not None]
+    if not tallies:
+        return None
+    return {
+        "attempts": len(tallies),
+        "covered": sum(1 for c in tallies if c.covered),
+        "profiles": sorted({p.profile for c in tallies for p in c.profiles}),
+    }
+
+
 def _arm(arm: str, results: Sequence[Attempt], pairs: list[dict[str, Any]]) -> dict[str, Any]:
     mine = [r for r in results if r.arm == arm]
     compared = [p["arms"][arm] for p in pairs if not p["voided"]]
@@ -132,16 +155,26 @@ def _arm(arm: str, results: Sequence[Attempt], pairs: list[dict[str, Any]]) -> d
             sorted(Counter(r.failure_class.value for r in mine if not r.passed).items())
         ),
         "hidden_tests": _hidden_tests(mine),
+        "final_responses": _final_responses(mine),
+        "commentary": _commentary(mine),
         "pass_rate": None if rate is None else attrs.asdict(rate),
         "attrition": _attrition(arm, pairs),
     }
 
 
+def baseline_and_treatment(arms: Sequence[str]) -> tuple[str, str] | None:
+    """The compared arms (baseline, treatment) of a run whose ``arms`` come baseline first
+    (hpbench.modes); None when the run has one arm and compares nothing."""
+    return (arms[0], arms[1]) if len(arms) == 2 else None
+
+
 def _mcnemar(pairs: list[dict[str, Any]], arms: Sequence[str]) -> dict[str, Any] | None:
-    if set(arms) != {CONTROL_ARM, TREATMENT_ARM}:
+    compared = baseline_and_treatment(arms)
+    if compared is None:
         return None
+    baseline, treatment = compared
     outcomes = [
-        (p["arms"][CONTROL_ARM]["passed"], p["arms"][TREATMENT_ARM]["passed"])
+        (p["arms"][baseline]["passed"], p["arms"][treatment]["passed"])
         for p in pairs
         if not p["voided"]
     ]

@@ -23,7 +23,7 @@ from hpbench.results.model import FailureClass
 from hpbench.schemagen import doc
 from hpbench.stats import RateInterval
 
-REPORT_SCHEMA: Final = "hpbench.report.v1"
+REPORT_SCHEMA: Final = "hpbench.report.v2"
 SCHEMA_FILE = f"{REPORT_SCHEMA}.schema.json"
 
 # A figure that was not reported by every attempt or pair it covers is null.
@@ -48,6 +48,24 @@ class HiddenTestTally:
 
 
 @attrs.frozen
+class FinalResponseTally:
+    """The task's exact final response over an arm's attempts (counts only)."""
+
+    attempts: int = attrs.field(metadata=doc("Attempts held to it."))
+    matched: int = attrs.field(metadata=doc("Attempts whose final substantive message was it."))
+    missing: int = attrs.field(metadata=doc("Attempts with no final substantive message."))
+
+
+@attrs.frozen
+class CommentaryTally:
+    """Commentary coverage over an arm's attempts (counts and profile names only)."""
+
+    attempts: int = attrs.field(metadata=doc("Attempts held to a profile."))
+    covered: int = attrs.field(metadata=doc("Attempts that met every assigned profile."))
+    profiles: tuple[str, ...] = attrs.field(metadata=doc("The profiles (`id@version`)."))
+
+
+@attrs.frozen
 class Attrition:
     """An arm's voided pairs and why."""
 
@@ -66,6 +84,12 @@ class ArmCorrectness:
     failure_classes: dict[str, int] = attrs.field(metadata=doc("Failed attempts by class."))
     hidden_tests: HiddenTestTally | None = attrs.field(
         metadata=doc("Hidden tests by name; null when no attempt was judged test by test.")
+    )
+    final_responses: FinalResponseTally | None = attrs.field(
+        metadata=doc("The task's exact final response; null when the task requires none.")
+    )
+    commentary: CommentaryTally | None = attrs.field(
+        metadata=doc("Commentary coverage; null when the task assigns the arm no profile.")
     )
     pass_rate: RateInterval | None = attrs.field(
         metadata=doc("Wilson interval over the compared pairs; null without one.")
@@ -476,10 +500,28 @@ class Outcome:
 
 
 @attrs.frozen
-class ReportDocument:
-    """``report.json``: everything summary.md says, as data (``hpbench.report.v1``)."""
+class ImportedControl:
+    """The control an hpatch-only run imported from a published baseline (never a new
+    attempt of this run)."""
 
-    schema: Literal["hpbench.report.v1"] = attrs.field(metadata=doc("Always `hpbench.report.v1`."))
+    label: str = attrs.field(metadata=doc("Its source, as the summary names it."))
+    source_run_id: str = attrs.field(metadata=doc("The run the control ran in."))
+    source_mode: str = attrs.field(metadata=doc("That run's mode."))
+    source_repetition: int = attrs.field(metadata=doc("Its repetition there."))
+    passed: bool = attrs.field(metadata=doc("Whether it passed (an import requires it)."))
+    metrics: Literal["current", "context only"] = attrs.field(
+        metadata=doc(
+            "`current`: its metrics are of this capture contract and compared; `context "
+            "only`: written under another contract, never combined with fresh capture"
+        )
+    )
+
+
+@attrs.frozen
+class ReportDocument:
+    """``report.json``: everything summary.md says, as data (``hpbench.report.v2``)."""
+
+    schema: Literal["hpbench.report.v2"] = attrs.field(metadata=doc("Always `hpbench.report.v2`."))
     run: Any = attrs.field(metadata=doc("The run's run.json, verbatim (its own contract)."))
     correctness: Correctness = attrs.field(metadata=doc("Correctness first."))
     statistics: Statistics = attrs.field(metadata=doc("Whether statistics are shown."))
@@ -503,7 +545,10 @@ class ReportDocument:
     )
     provenance: Provenance = attrs.field(metadata=doc("What ran."))
     compression: Compression = attrs.field(metadata=doc("The CTP compression gate."))
-    hpatch: Hpatch = attrs.field(metadata=doc("The treatment's Hpatch results."))
+    hpatch: Hpatch = attrs.field(metadata=doc("The Hpatch arms' results."))
+    imported: ImportedControl | None = attrs.field(
+        metadata=doc("hpatch-only's imported control and its source; null in other modes.")
+    )
     models: Models = attrs.field(metadata=doc("Main, child and mentor models per attempt."))
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 

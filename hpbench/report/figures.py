@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hpbench.capture.models import MetricsSnapshot
-from hpbench.report.correctness import CONTROL_ARM, MIN_PAIRS_FOR_TEST, TREATMENT_ARM
+from hpbench.report.correctness import MIN_PAIRS_FOR_TEST, baseline_and_treatment
 from hpbench.stats import (
     BOOTSTRAP_METHOD,
     DEFAULT_CONFIDENCE,
@@ -136,7 +136,8 @@ def _bootstrap(pair_deltas: Mapping[str, list[int | None]], pairs: int) -> dict[
 def comparison(
     per_attempt: Mapping[str, Figures], arms: Sequence[str], repetitions: Sequence[int]
 ) -> dict[str, Any]:
-    """Arm totals, pair deltas (treatment - control) and the bootstrap over ``repetitions``.
+    """Arm totals, pair deltas (treatment - baseline; ``arms`` come baseline first) and the
+    bootstrap over ``repetitions``.
 
     Every figure covers exactly these repetitions; one that any of them lacks is null,
     with how many of them reported it.
@@ -163,15 +164,17 @@ def comparison(
             }
             for label in LABELS
         }
-    if set(arms) != {CONTROL_ARM, TREATMENT_ARM}:
+    compared = baseline_and_treatment(arms)
+    if compared is None:
         return result
+    baseline_arm, treatment_arm = compared
     pair_deltas: dict[str, list[int | None]] = {}
     for label in LABELS:
         deltas: list[int | None] = []
         for rep in repetitions:
-            control = figures_of(rep, CONTROL_ARM)[label]
-            treatment = figures_of(rep, TREATMENT_ARM)[label]
-            deltas.append(None if control is None or treatment is None else treatment - control)
+            baseline = figures_of(rep, baseline_arm)[label]
+            treatment = figures_of(rep, treatment_arm)[label]
+            deltas.append(None if baseline is None or treatment is None else treatment - baseline)
         pair_deltas[label] = deltas
     result["deltas"] = {label: _total(pair_deltas[label]) for label in LABELS}
     result["deltas_reported"] = {

@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from hpbench.modes import mode_of
+
 UNAVAILABLE = "unavailable"
 # Text a provider or router chose (a model name, say) is cut to this in a table cell.
 CELL_CHARS = 60
@@ -62,3 +64,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
+
+
+def arm_title(report: dict[str, Any], arm: str) -> str:
+    """An arm as the summary's tables name it: an imported control says so."""
+    imported = mode_of(report["run"]["mode"]).imported
+    if imported is not None and arm == imported.value:
+        return f"{arm} (imported)"
+    return arm

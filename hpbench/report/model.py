@@ -18,16 +18,17 @@ from hpbench._documents import document_json, read_document
 from hpbench.capture.models import MetricsSnapshot
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.imported import Imported, load_imported
 from hpbench.instructions.delivery import prove_delivery
 from hpbench.instructions.derive import read_hashes
+from hpbench.modes import ARM_ROUTERS, HPATCH, Mode, compared_arms, mode_of
 from hpbench.plan import load_plan, plan_json
 from hpbench.report.command_figures import command_figures, loop_gate_reasons
-from hpbench.report.compression import compression_gate
+from hpbench.report.compression import compression_gate, gated_attempts
 from hpbench.report.correctness import (
-    CONTROL_ARM,
     MIN_PAIRS_FOR_TEST,
-    TREATMENT_ARM,
     Populations,
+    baseline_and_treatment,
     correctness,
     populations,
 )
@@ -47,7 +48,7 @@ from hpbench.report.models import model_rows
 from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
-from hpbench.rundir import CAPTURE_DIR, CODEX_JSONL, INSTRUCTIONS_HASHES, RunLayout
+from hpbench.rundir import CAPTURE_DIR, CODEX_JSONL, INSTRUCTIONS_HASHES, Arm, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
 
@@ -144,7 +145,7 @@ def _statistics(arms: Sequence[str], chosen: Populations) -> dict[str, Any]:
     """Whether statistics are shown, and in one line why not."""
     pairs = len(chosen.compared)
     why = None
-    if set(arms) != {CONTROL_ARM, TREATMENT_ARM}:
+    if baseline_and_treatment(arms) is None:
         why = "one arm: there is nothing to compare"
     elif pairs < MIN_PAIRS_FOR_TEST:
         why = (
@@ -158,6 +159,49 @@ def _statistics(arms: Sequence[str], chosen: Populations) -> dict[str, Any]:
         "compared_pairs": pairs,
         "min_pairs_for_test": MIN_PAIRS_FOR_TEST,
         "min_pairs_for_interval": MIN_PAIRS_FOR_INTERVAL,
+    }
+
+
+def _add_imported(imported: Imported | None, captured: _Captured) -> dict[str, MetricsSnapshot]:
+    """Place the imported control in the comparison: its evidence row says where it came
+    from, and its metrics count only when they are of the current capture contract.
+    Returns the snapshots the models table reads (the valid captures and those metrics)."""
+    snapshots = dict(captured.valid)
+    if imported is None:
+        return snapshots
+    key = imported.control.key
+    captured.evidence[key] = {
+        "rows": None,
+        "unavailable": f"{imported.label}: no records in this run",
+        "reconciled": False,
+        "problems": [],
+    }
+    if imported.metrics is not None:
+        captured.per_attempt[key] = attempt_figures(imported.metrics)
+        snapshots[key] = imported.metrics
+    return snapshots
+
+
+def _compression(
+    run: dict[str, Any], mode: Mode, fresh: Sequence[Attempt], valid: dict[str, MetricsSnapshot]
+) -> dict[str, Any]:
+    """The task's CTP compression gate (spec 002) over the attempts the mode holds to it."""
+    protocol = run["treatment_model_protocol"]
+    gated = gated_attempts(mode, protocol, [(r.key, r.arm) for r in fresh])
+    return compression_gate(run["require_compression"], gated, valid)
+
+
+def _imported_section(imported: Imported | None) -> dict[str, Any] | None:
+    if imported is None:
+        return None
+    source = imported.baseline
+    return {
+        "label": imported.label,
+        "source_run_id": source.source_run_id,
+        "source_mode": source.source_mode,
+        "source_repetition": source.control.repetition,
+        "passed": source.control.passed,
+        "metrics": "current" if imported.metrics is not None else "context only",
     }
 
 
@@ -250,14 +294,21 @@ def build_report_document(run_dir: Path, check: CaptureCheck) -> ReportDocument:
 def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     """Every section of the report, as the figures modules compute them."""
     # The plan, strictly: a run.json that does not fit RunPlan is refused by field.
-    run = plan_json(load_plan(run_dir))
-    arms: list[str] = list(run["arms"])
-    results = load_results(run_dir)
+    plan = load_plan(run_dir)
+    run = plan_json(plan)
+    mode = mode_of(run["mode"])
+    arms = compared_arms(run)
+    fresh = load_results(run_dir)
+    # hpatch-only's control is imported, labelled, and never a new attempt: it is compared,
+    # but it is not counted, captured, delivered or analysed as one of this run's.
+    imported = load_imported(run_dir, plan)
+    results = [*fresh, imported.control] if imported is not None else fresh
     correct = correctness(results, arms, int(run["repetitions"]))
     chosen = populations(correct["pairs"])
     captured = _captures(run_dir, arms, check)
     captures, per_attempt, evidence = captured.captures, captured.per_attempt, captured.evidence
     attempt_keys = {r.key for r in results} | set(captures)
+    snapshots = _add_imported(imported, captured)
     for key in sorted(attempt_keys - set(evidence)):
         evidence[key] = {
             "rows": None,
@@ -267,20 +318,19 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         }
     usage = _usage(per_attempt, sorted(attempt_keys), arms, chosen)
     phases = read_phases(RunLayout(run_dir).phases)
-    commands = command_figures(run_dir, results, arms)
-    deliveries = _deliveries(run_dir, run, results)
+    commands = command_figures(run_dir, fresh, [arm.value for arm in mode.fresh])
+    deliveries = _deliveries(run_dir, run, fresh)
     reasons = []
-    if len(results) != run["repetitions"] * len(arms):
-        reasons.append(
-            f"{len(results)} of {run['repetitions'] * len(arms)} scheduled attempts have results"
-        )
+    scheduled = run["repetitions"] * len(mode.fresh)
+    if len(fresh) != scheduled:
+        reasons.append(f"{len(fresh)} of {scheduled} scheduled attempts have results")
     failed = [r for r in results if not r.passed]
     if failed:
         reasons.append(f"{len(failed)} attempt(s) did not pass")
     invalid = sorted(key for key, verdict in captures.items() if not verdict["valid"])
     if invalid:
         reasons.append(f"capture validation failed for {', '.join(invalid)}")
-    expected_captures = {r.key for r in results}
+    expected_captures = {r.key for r in fresh}
     missing = sorted(expected_captures - set(captures))
     if missing:
         reasons.append(f"no router evidence for {', '.join(missing)}")
@@ -296,8 +346,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         reasons.append(f"instructions not proven delivered for {', '.join(undelivered)}")
     if run.get("enforce_no_edit_loops", True):
         reasons += loop_gate_reasons(commands)
-    treatment = [r.key for r in results if r.arm == TREATMENT_ARM]
-    compression = compression_gate(run["require_compression"], treatment, captured.valid)
+    compression = _compression(run, mode, fresh, captured.valid)
     if compression["failures"]:
         reasons.append(f"required CTP compression failed: {'; '.join(compression['failures'])}")
     exposures = _credential_exposures(run_dir)
@@ -326,18 +375,22 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         },
         "provenance": ran,
         "compression": compression,
-        "hpatch": hpatch_results(treatment, captured.valid),
-        "models": model_rows(sorted(attempt_keys), captured.valid, main=run["model"]),
+        "hpatch": hpatch_results(
+            [r.key for r in results if ARM_ROUTERS[Arm(r.arm)].mode == HPATCH],
+            captured.valid,
+        ),
+        "models": model_rows(
+            sorted(attempt_keys), snapshots, main=run["model"], mentor=run["mentor_model"] or None
+        ),
+        "imported": _imported_section(imported),
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 
 
 __all__ = [
     "BOOTSTRAP_FIGURES",
-    "CONTROL_ARM",
     "REPORT_SCHEMA",
     "TOKEN_FIGURES",
-    "TREATMENT_ARM",
     "USAGE_FIGURES",
     "CaptureCheck",
     "CaptureVerdict",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hpbench.report.correctness import CONTROL_ARM, TREATMENT_ARM
+from hpbench.modes import EXACT_EVIDENCE_MODES, compared_arms, mode_of
 from hpbench.report.markdown import (
     UNAVAILABLE,
+    arm_title,
     number,
     percent,
     redact,
@@ -29,7 +30,29 @@ from hpbench.report.summary_what_ran import what_ran_section
 CONVENTIONAL_ALPHA = 0.05
 
 
-def _banner(run: dict[str, Any]) -> list[str]:
+def _mode_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """What the mode adds to the settings: the arms' protocols, the mentor model, the
+    imported control's source, the exact-evidence toggle."""
+    run = report["run"]
+    mode = mode_of(run["mode"])
+    fresh = ", ".join(run["arms"])
+    imported = f"; {mode.imported.value} (imported)" if mode.imported is not None else ""
+    rows = [("arms", f"{fresh} (fresh){imported}" if imported else fresh)]
+    if mode.protocol is not None:
+        rows.append((mode.protocol.variable, run["treatment_model_protocol"]))
+    if run["mentor_model"]:
+        rows.append(("mentor model", f"{run['mentor_model']} (mentor arm only)"))
+    if mode.imported is not None and (source := report.get("imported")) is not None:
+        rows.append((mode.imported.value, f"{source['label']}; metrics: {source['metrics']}"))
+    if mode.name in EXACT_EVIDENCE_MODES:
+        # Spec 004's toggle: accepted here; this version collects no exact-evidence record.
+        state = "on (this version collects no exact-evidence record yet)"
+        rows.append(("exact evidence", state if run["exact_evidence"] else "off"))
+    return rows
+
+
+def _banner(report: dict[str, Any]) -> list[str]:
+    run = report["run"]
     lines = [f"# hpbench: {run['task']} ({run['mode']})", ""]
     if run.get("offline_demo"):
         images = {run["control_router_image"], run["hpatch_router_image"]}
@@ -51,10 +74,16 @@ def _banner(run: dict[str, Any]) -> list[str]:
             ("task", f"{run['task']} (`{run['fingerprint']}`)"),
             ("model / effort", f"{run['model']} / {run['effort']}"),
             ("repetitions", str(run["repetitions"])),
-            ("arms", ", ".join(run["arms"])),
+            *_mode_rows(report),
         ],
     )
-    missing = [arm for arm in (CONTROL_ARM, TREATMENT_ARM) if arm not in run["arms"]]
+    mode = mode_of(run["mode"])
+    # The arm a one-arm mode lacks, by the name its paired counterpart has.
+    missing = [
+        name
+        for name, arm in (("control", mode.baseline), ("hpatch", mode.treatment))
+        if arm is None
+    ]
     if missing:
         # A one-arm mode (control-only, hpatch-diagnostic) compares nothing: it says so
         # instead of showing an empty column or a delta against nothing.
@@ -122,9 +151,58 @@ def _hidden_tests(counts: dict[str, int] | None) -> str:
     return f"{counts['passed']} of {counts['required']} named ({counts['attempts']} attempts)"
 
 
+def _arm_tallies(report: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any]]]:
+    """Each arm's ``key`` tally of the correctness section, by the arm's title; arms
+    without one (null) are left out."""
+    return [
+        (arm_title(report, arm), tally)
+        for arm, stats in report["correctness"]["arms"].items()
+        if (tally := stats.get(key)) is not None
+    ]
+
+
+def _final_response_lines(report: dict[str, Any]) -> list[str]:
+    """One line per arm when the task requires an exact final response: counts only, the
+    agent's text never (it is the agent's, and may carry anything)."""
+    tallies = _arm_tallies(report, "final_responses")
+    if not tallies:
+        return []
+    lines = [
+        "",
+        "The task requires an exact final response (the final substantive agent message, "
+        "router `Tokens: …` telemetry taken out):",
+        "",
+    ]
+    for arm, tally in tallies:
+        lines.append(
+            f"- {arm}: {tally['matched']} of {tally['attempts']} attempt(s) gave it"
+            f"{f'; {n} had no final message' if (n := tally['missing']) else ''}."
+        )
+    return lines
+
+
+def _commentary_lines(report: dict[str, Any]) -> list[str]:
+    """One line per arm a commentary-coverage profile holds: counts and profile names."""
+    tallies = _arm_tallies(report, "commentary")
+    if not tallies:
+        return []
+    lines = [
+        "",
+        "Commentary coverage (the task's profiles, checked in each attempt's Codex JSONL; "
+        "apart from the hidden grader and from capture metrics):",
+        "",
+    ]
+    lines += [
+        f"- {arm}: {t['covered']} of {t['attempts']} attempt(s) covered "
+        f"({', '.join(t['profiles'])})."
+        for arm, t in tallies
+    ]
+    return lines
+
+
 def _correctness(report: dict[str, Any]) -> list[str]:
     correctness = report["correctness"]
-    arms = list(report["run"]["arms"])
+    arms = compared_arms(report["run"])
     lines = ["## Correctness", ""]
     if correctness.get("oracle_tier") == "latency-only":
         lines += [
@@ -144,7 +222,7 @@ def _correctness(report: dict[str, Any]) -> list[str]:
         ),
         [
             (
-                arm,
+                arm_title(report, arm),
                 str(stats["attempts"]),
                 str(stats["passed"]),
                 str(stats["failed"]),
@@ -155,6 +233,8 @@ def _correctness(report: dict[str, Any]) -> list[str]:
             for arm, stats in correctness["arms"].items()
         ],
     )
+    lines += _final_response_lines(report)
+    lines += _commentary_lines(report)
     lines += [
         "",
         "Pass rate per arm over its attempts in compared (non-voided) pairs, with a Wilson "
@@ -164,7 +244,7 @@ def _correctness(report: dict[str, Any]) -> list[str]:
     lines += table(
         ("arm", "pass rate", "Wilson 95 % interval", "attrition"),
         [
-            (arm, *_pass_rate(stats), _attrition(stats))
+            (arm_title(report, arm), *_pass_rate(stats), _attrition(stats))
             for arm, stats in correctness["arms"].items()
         ],
     )
@@ -226,8 +306,9 @@ def _command_cells(data: dict[str, Any], arms: list[str], category: str) -> list
 
 def _commands(report: dict[str, Any]) -> list[str]:
     lines = ["## Commands the agent ran", ""]
-    arms = list(report["run"]["arms"])
     data = report["commands"]
+    # Only this run's own attempts have Codex streams (an imported control has none here).
+    arms = [arm for arm in compared_arms(report["run"]) if arm in data]
     categories = sorted({c for arm in arms for c in (data[arm]["counts"] or {})})
     rows = [(category, *_command_cells(data, arms, category)) for category in categories]
     if not rows:
@@ -378,7 +459,7 @@ def render_summary(report: dict[str, Any]) -> str:
     else:
         verdict += [f"- {redact(reason)}" for reason in outcome["reasons"]]
     sections = [
-        _banner(report["run"]),
+        _banner(report),
         what_ran_section(report),
         [*verdict, ""],
         _correctness(report),
@@ -395,4 +476,4 @@ def render_summary(report: dict[str, Any]) -> str:
     return "\n".join(line for section in sections for line in section).rstrip("\n") + "\n"
 
 
-__all__ = ["CONTROL_ARM", "TREATMENT_ARM", "render_summary"]
+__all__ = ["render_summary"]

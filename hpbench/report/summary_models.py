@@ -45,7 +45,8 @@ def models_section(report: dict[str, Any]) -> list[str]:
         "## Models",
         "",
         f"Configured: main {cell(configured['main'])}, child {cell(configured['child'])}, "
-        f"mentor {cell(mentor) if mentor is not None else 'none (Mentor Handoff off)'}. "
+        f"mentor {cell(mentor) if mentor is not None else 'none (Mentor Handoff off)'}"
+        f"{' (mentor arm only)' if mentor is not None else ''}. "
         "Every provider attempt is counted, with or without usage; the provider-reported "
         "columns are what the provider said, unavailable when it said nothing.",
         "",

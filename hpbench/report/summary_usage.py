@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hpbench.modes import compared_arms
 from hpbench.report.figures import BOOTSTRAP_FIGURES, LABELS, TOKEN_FIGURES
-from hpbench.report.markdown import UNAVAILABLE, cell, number, redact, signed, table
+from hpbench.report.markdown import UNAVAILABLE, arm_title, cell, number, redact, signed, table
 
 FIGURE_NAMES = {
     "logical_requests": "model requests (logical)",
@@ -57,10 +58,12 @@ def _delta_cell(comparison: dict[str, Any], label: str) -> str:
 
 
 def _figure_table(
-    comparison: dict[str, Any], arms: Sequence[str], labels: Sequence[str]
+    comparison: dict[str, Any], arms: Sequence[str], labels: Sequence[str], titles: Sequence[str]
 ) -> list[str]:
     paired = comparison["deltas"] is not None
-    header = ["figure", *arms, *(["delta (hpatch - control)"] if paired else [])]
+    # ``arms`` come baseline first (hpbench.modes): the delta is treatment - baseline.
+    delta = f"delta ({arms[-1]} - {arms[0]})"
+    header = ["figure", *titles, *([delta] if paired else [])]
     rows = []
     for label in labels:
         cells = [_arm_cell(comparison, arm, label) for arm in arms]
@@ -116,7 +119,7 @@ def _intervals(usage: dict[str, Any]) -> list[str]:
 def usage_section(report: dict[str, Any]) -> list[str]:
     """Provider usage over the compared pairs and over the pairs where both arms passed."""
     usage = report["usage"]
-    arms = list(report["run"]["arms"])
+    arms = compared_arms(report["run"])
     offline = bool(report["run"].get("offline_demo"))
     population = usage["population"]
     lines = [
@@ -128,7 +131,8 @@ def usage_section(report: dict[str, Any]) -> list[str]:
         "partial sum. Deltas are summed per pair.",
         "",
     ]
-    lines += _figure_table(usage, arms, LABELS)
+    titles = [arm_title(report, arm) for arm in arms]
+    lines += _figure_table(usage, arms, LABELS, titles)
     if offline:
         lines += ["", OFFLINE_NOTE]
     both = usage.get("both_passed")
@@ -141,7 +145,7 @@ def usage_section(report: dict[str, Any]) -> list[str]:
             "",
         ]
         if both["population"]["pairs"]:
-            lines += _figure_table(both, arms, TOKEN_FIGURES)
+            lines += _figure_table(both, arms, TOKEN_FIGURES, titles)
             if offline:
                 lines += ["", OFFLINE_NOTE]
         else:

@@ -1,4 +1,4 @@
-"""The per-attempt result object (``hpbench.attempt.v1``).
+"""The per-attempt result object (``hpbench.attempt.v2``).
 
 The shell runs the attempt and leaves raw evidence in the attempt directory;
 this module turns that evidence into one JSON object and the pass decision.
@@ -25,15 +25,15 @@ Files read from the attempt directory (all written by the shell):
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from hpbench._jsonio import write_atomic
+from hpbench._jsonio import readable_json, write_atomic
 from hpbench.codex import summarize_file
+from hpbench.commentary import CommentaryCoverage
 from hpbench.results.attribution import Culprit, attribute
 from hpbench.results.model import (
     ATTEMPT_SCHEMA,
@@ -44,6 +44,7 @@ from hpbench.results.model import (
     FailureAttribution,
     FailureClass,
     FileDigest,
+    FinalResponseCheck,
     GraderSection,
     OracleTierName,
     attempt_to_json,
@@ -189,7 +190,8 @@ def agent_timed_out(exit_code: int | None, seconds: float | None, limit: int | N
     return False
 
 
-def _codex_section(directory: Path, workspace_root: str) -> CodexSection:
+def _codex_section(directory: Path, workspace_root: str) -> tuple[CodexSection, str | None]:
+    """What Codex did, and its final substantive agent message (None when there is none)."""
     jsonl = directory / CODEX_JSONL
     exit_code = _read_int(directory / CODEX_EXIT)
     timed_out = agent_timed_out(
@@ -208,9 +210,9 @@ def _codex_section(directory: Path, workspace_root: str) -> CodexSection:
             terminal_error=None,
             final_message_present=False,
             usage=None,
-        )
+        ), None
     summary = summarize_file(jsonl, workspace_root=workspace_root)
-    return CodexSection(
+    section = CodexSection(
         exit_code=exit_code,
         timed_out=timed_out,
         jsonl=jsonl.name,
@@ -220,6 +222,25 @@ def _codex_section(directory: Path, workspace_root: str) -> CodexSection:
         terminal_error=summary.terminal_error,
         final_message_present=summary.final_message is not None,
         usage=summary.usage,
+    )
+    return section, summary.final_message
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def final_response_check(required: str | None, message: str | None) -> FinalResponseCheck | None:
+    """The task's exact final response (``required``; None: the task requires none) held
+    against the final substantive agent message. Surrounding whitespace aside, it must be
+    equal: no prefix, no paraphrase."""
+    if required is None:
+        return None
+    return FinalResponseCheck(
+        matched=message is not None and message.strip() == required.strip(),
+        found=message is not None,
+        required_sha256=_digest(required),
+        response_sha256=None if message is None else _digest(message),
     )
 
 
@@ -279,6 +300,8 @@ def decide(
     limits_met: list[str] | None = None,
     gate_on_grader: bool = True,
     router_failed: bool = False,
+    final_response: FinalResponseCheck | None = None,
+    commentary: CommentaryCoverage | None = None,
 ) -> FailureClass:
     """The attempt's failure class; ``NONE`` means it passed.
 
@@ -303,8 +326,19 @@ def decide(
         return FailureClass.CODEX_FAILED
     if unauthorized is None or unauthorized:
         return FailureClass.UNAUTHORIZED_PATH
-    if not gate_on_grader:
-        return FailureClass.NONE
+    graded = _grader_class(grader) if gate_on_grader else FailureClass.NONE
+    if graded is not FailureClass.NONE:
+        return graded
+    # A required exact final response holds after the grader (a failed hidden test says
+    # more), and in a latency-only task too: it is the task's requirement, not a grade.
+    if final_response is not None and not final_response.matched:
+        return FailureClass.FINAL_RESPONSE
+    if commentary is not None and not commentary.covered:
+        return FailureClass.COMMENTARY
+    return FailureClass.NONE
+
+
+def _grader_class(grader: GraderSection) -> FailureClass:
     if grader.timed_out:
         return FailureClass.GRADER_TIMEOUT
     verdict = grader.hidden_tests
@@ -324,6 +358,8 @@ def build_attempt(
     required_tests: Mapping[str, Sequence[str]],
     oracle_tier: OracleTierName = "correctness",
     router_capture: Path | None = None,
+    final_response: str | None = None,
+    commentary: CommentaryCoverage | None = None,
 ) -> Attempt:
     """The attempt object for the evidence in ``directory``.
 
@@ -333,6 +369,8 @@ def build_attempt(
     (null), and its pass means only that the attempt ran cleanly within bounds.
     ``router_capture`` is the arm's router capture: when Codex failed, it says
     whether the provider (infrastructure) or the router (the arm's loss) did.
+    ``final_response`` is the exact final response the task requires, if any, and
+    ``commentary`` the attempt's commentary coverage (hpbench.commentary), if any.
     """
     gate_on_grader = oracle_tier == "correctness"
     infrastructure = directory / INFRASTRUCTURE_NOTE
@@ -341,7 +379,8 @@ def build_attempt(
         if infrastructure.is_file()
         else None
     )
-    codex = _codex_section(directory, workspace_root)
+    codex, message = _codex_section(directory, workspace_root)
+    response = final_response_check(final_response, message)
     attribution = None
     codex_failed = codex.exit_code != 0 or codex.outcome != "completed"
     if codex_failed and not codex.timed_out and router_capture is not None:
@@ -362,6 +401,8 @@ def build_attempt(
         limits_met=met,
         gate_on_grader=gate_on_grader,
         router_failed=attribution is not None and attribution.culprit is Culprit.ROUTER,
+        final_response=response,
+        commentary=commentary,
     )
     return Attempt(
         schema=ATTEMPT_SCHEMA,
@@ -384,6 +425,8 @@ def build_attempt(
         correctness=grader.passed if gate_on_grader else None,
         passed=failure is FailureClass.NONE,
         failure_class=failure,
+        final_response=response,
+        commentary=commentary,
     )
 
 
@@ -391,7 +434,7 @@ def write_result(directory: Path, result: Attempt | dict[str, Any]) -> Path:
     """Publish ``result.json`` (mode 0600, atomic rename)."""
     document = attempt_to_json(result) if isinstance(result, Attempt) else result
     path = directory / RESULT_NAME
-    write_atomic(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, readable_json(document))
     return path
 
 

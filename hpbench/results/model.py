@@ -1,4 +1,4 @@
-"""The attempt object's contract (``hpbench.attempt.v1``): one attrs model, strict both ways.
+"""The attempt object's contract (``hpbench.attempt.v2``): one attrs model, strict both ways.
 
 :mod:`hpbench.results.attempt` builds an :class:`Attempt` from the evidence the shell
 left; ``result.json`` and each line of ``results.jsonl`` are its JSON form. Reading one
@@ -17,12 +17,13 @@ import attrs
 from hpbench import schemagen
 from hpbench._documents import document_json, read_document
 from hpbench.codex.events import Usage
+from hpbench.commentary import CommentaryCoverage
 from hpbench.results.attribution import Culprit
 from hpbench.results.gotest import GoTestCounts
 from hpbench.results.verdict import HiddenTestVerdict
 from hpbench.schemagen import doc
 
-ATTEMPT_SCHEMA: Final = "hpbench.attempt.v1"
+ATTEMPT_SCHEMA: Final = "hpbench.attempt.v2"
 SCHEMA_FILE = f"{ATTEMPT_SCHEMA}.schema.json"
 OracleTierName = Literal["correctness", "latency-only"]
 
@@ -44,6 +45,12 @@ class FailureClass(enum.Enum):
     HIDDEN_TESTS_FAILED = "hidden-tests-failed"
     HIDDEN_TESTS_SKIPPED = "hidden-tests-skipped"
     GRADER_FAILED = "grader-failed"
+    # Spec 002: the task requires an exact final response, and the final substantive agent
+    # message (router telemetry taken out) is not it, or there is none.
+    FINAL_RESPONSE = "final-response"
+    # Spec 002: a commentary-coverage profile assigned to the attempt's mode and arm is not
+    # met by its Codex JSONL, or the stream is missing or malformed. Never a grader verdict.
+    COMMENTARY = "commentary-coverage"
 
 
 @attrs.frozen
@@ -128,19 +135,38 @@ class FailureAttribution:
 
 
 @attrs.frozen
+class FinalResponseCheck:
+    """The task's exact final response held against the agent's final substantive message.
+
+    Only digests are kept: the response is the task's, and the message is the agent's,
+    which the summary never quotes."""
+
+    matched: bool = attrs.field(
+        metadata=doc("The message equals the required response (surrounding whitespace aside).")
+    )
+    found: bool = attrs.field(metadata=doc("Codex wrote a final substantive agent message."))
+    required_sha256: str = attrs.field(metadata=doc("Hex SHA-256 of the required response."))
+    response_sha256: str | None = attrs.field(
+        metadata=doc("Hex SHA-256 of the final substantive message; null when there is none.")
+    )
+
+
+@attrs.frozen
 class Attempt:
-    """One attempt of one arm in one repetition, and whether it passed (``hpbench.attempt.v1``).
+    """One attempt of one arm in one repetition, and whether it passed (``hpbench.attempt.v2``).
 
     Anything unknown is null, never a guess.
     """
 
-    schema: Literal["hpbench.attempt.v1"] = attrs.field(
-        metadata=doc("Always `hpbench.attempt.v1`.")
+    schema: Literal["hpbench.attempt.v2"] = attrs.field(
+        metadata=doc("Always `hpbench.attempt.v2`.")
     )
     run_id: str = attrs.field(metadata=doc("The run's id."))
     task_id: str = attrs.field(metadata=doc("The task's id."))
     task_fingerprint: str = attrs.field(metadata=doc("The task's fingerprint."))
-    arm: str = attrs.field(metadata=doc("The arm (`control` or `hpatch`)."))
+    arm: str = attrs.field(
+        metadata=doc("The arm (`control`, `hpatch`, `native`, `ctp` or `mentor`).")
+    )
     repetition: int = attrs.field(metadata=doc("The repetition, from 1."))
     pair_order: int = attrs.field(metadata=doc("1 when this arm ran first in its pair, else 2."))
     model: str = attrs.field(metadata=doc("The model Codex asked for."))
@@ -184,6 +210,15 @@ class Attempt:
     passed: bool = attrs.field(metadata=doc("The attempt passed (`failure_class` is `none`)."))
     failure_class: FailureClass = attrs.field(
         metadata=doc("Why it did not pass, most fundamental first; `none` when it passed.")
+    )
+    final_response: FinalResponseCheck | None = attrs.field(
+        metadata=doc("The exact final response the task requires; null when it requires none.")
+    )
+    commentary: CommentaryCoverage | None = attrs.field(
+        metadata=doc(
+            "Commentary coverage of the profiles assigned to this mode and arm; null when "
+            "the task assigns none (also in commentary-coverage.json)"
+        )
     )
 
     @property

@@ -19,13 +19,17 @@ from __future__ import annotations
 import enum
 import re
 import tomllib
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
 
 from hpbench._convert import make_converter, structure
+from hpbench.codex.items import KNOWN_ITEM_TYPES
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
+from hpbench.modes import MODES
+from hpbench.rundir import Arm
 from hpbench.task.go_tests import check_required_tests, declared_tests, go_module_path
 
 MANIFEST_NAME = "task.toml"
@@ -131,6 +135,88 @@ class Ctp:
     require_compression: tuple[CompressionDirection, ...] = ()
 
 
+def _pattern(_: object, __: object, value: str) -> None:
+    if not value:
+        msg = "pattern is empty"
+        raise ValueError(msg)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        msg = f"pattern {value!r} is not a regular expression: {exc}"
+        raise ValueError(msg) from None
+
+
+def _within(allowed: Sequence[str], what: str) -> Callable[[object, object, tuple[str, ...]], None]:
+    def check(_: object, __: object, values: tuple[str, ...]) -> None:
+        if not values:
+            msg = f"names no {what}"
+            raise ValueError(msg)
+        unknown = [v for v in values if v not in allowed]
+        if unknown:
+            msg = f"unsupported {what}(s) {', '.join(unknown)} (expected {', '.join(allowed)})"
+            raise ValueError(msg)
+
+    return check
+
+
+@attrs.frozen
+class MessageRule:
+    """At least ``minimum`` assistant messages matching ``pattern`` (a regular expression)."""
+
+    pattern: str = attrs.field(validator=_pattern)
+    minimum: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+
+
+@attrs.frozen
+class MarkerRule:
+    """At least ``minimum`` successful commands (exit 0) whose command holds ``marker``."""
+
+    marker: str = attrs.field(validator=attrs.validators.min_len(1))
+    minimum: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+
+
+@attrs.frozen
+class CommentaryProfile:
+    """A versioned commentary-coverage profile (spec 002), assigned to modes and arms."""
+
+    id: str = attrs.field(validator=attrs.validators.matches_re(r"^[a-z0-9][a-z0-9-]{0,63}$"))
+    version: int = attrs.field(validator=attrs.validators.ge(1))
+    modes: tuple[str, ...] = attrs.field(validator=_within(tuple(MODES), "mode"))
+    arms: tuple[str, ...] = attrs.field(validator=_within([a.value for a in Arm], "arm"))
+    messages: tuple[MessageRule, ...] = ()
+    command_markers: tuple[MarkerRule, ...] = ()
+    item_types: tuple[str, ...] = attrs.field(
+        default=(), validator=attrs.validators.deep_iterable(attrs.validators.in_(KNOWN_ITEM_TYPES))
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.messages or self.command_markers or self.item_types):
+            msg = f"profile {self.id} requires nothing (messages, command_markers, item_types)"
+            raise ValueError(msg)
+
+
+@attrs.frozen
+class Commentary:
+    """The task's commentary-coverage profiles (``[commentary]``)."""
+
+    profiles: tuple[CommentaryProfile, ...] = attrs.field(default=())
+
+    def __attrs_post_init__(self) -> None:
+        names = [f"{p.id}@{p.version}" for p in self.profiles]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            msg = f"profile(s) declared twice: {', '.join(repeated)}"
+            raise ValueError(msg)
+
+
+@attrs.frozen
+class FinalResponse:
+    """The exact final response a task requires (``[final_response]``, spec 002): the
+    attempt's final substantive agent message, router telemetry taken out, must be it."""
+
+    exact: str = attrs.field(validator=attrs.validators.min_len(1))
+
+
 @attrs.frozen
 class Manifest:
     """One task, as its manifest declares it."""
@@ -145,6 +231,8 @@ class Manifest:
     grader: Grader
     runtime: Runtime
     ctp: Ctp = attrs.field(factory=Ctp)
+    final_response: FinalResponse | None = None
+    commentary: Commentary = attrs.field(factory=Commentary)
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ import attrs
 
 from hpbench.errors import HpbenchError
 from hpbench.topology.model import TopologySnapshot
-from hpbench.topology.rules import ARMS, check_topology
+from hpbench.topology.rules import ARMS, PAIRED_ARMS, check_topology
 
 SERVICE_PORT = 8080  # every service of the topology listens here (compose.yaml)
 SENTINEL = "sentinel"
@@ -130,7 +130,7 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 
 def structure_verdicts(
-    snapshot: TopologySnapshot, arms: tuple[str, ...] = ARMS
+    snapshot: TopologySnapshot, arms: tuple[str, ...] = PAIRED_ARMS
 ) -> tuple[Verdict, ...]:
     """One FAIL per broken structural rule, named by its code; one ok when none is broken."""
     findings = check_topology(snapshot, arms)
@@ -165,28 +165,36 @@ def agent_probes(
     attachments: list[Attachment],
     host_port: int | None,
     provider: tuple[str, int] | None = None,
+    *,
+    arms: tuple[str, ...] = (),
 ) -> tuple[Probe, ...]:
-    """What ``<arm>-agent`` must reach (its router) and must not (the other router, the
-    sentinel, a real run's provider, the host's listener at each host address on its
-    networks), then its checks."""
+    """What ``<arm>-agent`` must reach (its router) and must not (the other arms' routers,
+    the sentinel, a real run's provider, the host's listener at each host address on its
+    networks), then its checks. ``arms`` are the run's arms; a one-arm run still proves
+    the name of another arm's router unreachable."""
     agent = f"{arm}-agent"
-    other = next(a for a in ARMS if a != arm)
-    router, other_router = f"{arm}-router", f"{other}-router"
+    others = [a for a in arms if a != arm] or [next(a for a in ARMS if a != arm)]
+    router = f"{arm}-router"
     port = SERVICE_PORT
+    other_routers = [f"{other}-router" for other in others]
     probes = [
         Probe("reach", f"{agent}: router.reachable ({router})", router, port, "/api/metrics"),
-        Probe(
-            "block",
-            f"{agent}: other-router.name ({other_router})",
-            other_router,
-            port,
-            "/api/metrics",
+        *(
+            Probe(
+                "block",
+                f"{agent}: other-router.name ({other_router})",
+                other_router,
+                port,
+                "/api/metrics",
+            )
+            for other_router in other_routers
         ),
         Probe("block", f"{agent}: sentinel.name", "sentinel", port, "/"),
     ]
-    for address in _addresses(snapshot, other_router):
-        proof = f"{agent}: other-router.address ({other_router} at {address})"
-        probes.append(Probe("block", proof, address, port, "/"))
+    for other_router in other_routers:
+        for address in _addresses(snapshot, other_router):
+            proof = f"{agent}: other-router.address ({other_router} at {address})"
+            probes.append(Probe("block", proof, address, port, "/"))
     for address in _addresses(snapshot, "sentinel"):
         probes.append(Probe("block", f"{agent}: sentinel.address ({address})", address, port, "/"))
     if provider is not None:
@@ -222,7 +230,7 @@ def plan_proofs(
     snapshot: TopologySnapshot,
     attachments: list[Attachment],
     host_port: int | None,
-    arms: tuple[str, ...] = ARMS,
+    arms: tuple[str, ...] = PAIRED_ARMS,
     provider: tuple[str, int] | None = None,
 ) -> ProofPlan:
     """Every proof ``bench-isolation`` must see hold for a run of ``arms`` in ``snapshot``.
@@ -232,7 +240,7 @@ def plan_proofs(
     ``provider`` (host, port) is probed, and must be unreachable, from each agent.
     """
     containers = {
-        f"{arm}-agent": agent_probes(snapshot, arm, attachments, host_port, provider)
+        f"{arm}-agent": agent_probes(snapshot, arm, attachments, host_port, provider, arms=arms)
         for arm in arms
     }
     containers.update(_egress_probes(snapshot))

@@ -8,7 +8,8 @@
 - each router runs one process with exactly one ``--listen`` and one
   ``--capture-output``, and has exactly one listening socket;
 - no service exists beyond the known ones (no capturer, no proxy), and an arm the mode
-  does not schedule has no service at all (control-only runs no treatment router).
+  does not schedule has no service at all (control-only runs no treatment router,
+  ctp-only no control).
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hpbench.findings import Finding
+from hpbench.rundir import Arm
 from hpbench.topology.model import ContainerView, TopologySnapshot
 
-ARMS = ("control", "hpatch")
+# Every arm a mode may schedule (hpbench.modes); a run names the ones it schedules.
+ARMS = tuple(arm.value for arm in Arm)
+# The arms of a paired run: what a check assumes when it is not told the run's arms.
+PAIRED_ARMS = (Arm.CONTROL.value, Arm.HPATCH.value)
 AGENT_NETWORK = {f"{arm}-agent": arm for arm in ARMS}
 ROUTER_NETWORKS = {f"{arm}-router": (arm, "egress") for arm in ARMS}
 EGRESS_ONLY = ("sentinel", "provider")
@@ -173,7 +178,7 @@ def _network_rules(snap: TopologySnapshot, arms: tuple[str, ...]) -> Iterator[Fi
             )
 
 
-def check_topology(snap: TopologySnapshot, arms: tuple[str, ...] = ARMS) -> list[Finding]:
+def check_topology(snap: TopologySnapshot, arms: tuple[str, ...] = PAIRED_ARMS) -> list[Finding]:
     """Every structural isolation rule ``snap`` breaks for a run of ``arms``; empty when
     it is sound."""
     findings: list[Finding] = []

@@ -11,7 +11,7 @@ from python_on_whales.components.container.cli_wrapper import Container
 from hpbench.errors import PrerequisiteError
 from hpbench.findings import Finding
 from hpbench.topology.model import ContainerView, NetworkView, TopologySnapshot
-from hpbench.topology.rules import ARMS, ROUTER_NETWORKS, check_topology
+from hpbench.topology.rules import PAIRED_ARMS, ROUTER_NETWORKS, check_topology
 
 PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
@@ -154,7 +154,7 @@ def inspect_project(project: str, client: DockerClient | None = None) -> Topolog
 
 
 def verify_project(
-    project: str, client: DockerClient | None = None, arms: tuple[str, ...] = ARMS
+    project: str, client: DockerClient | None = None, arms: tuple[str, ...] = PAIRED_ARMS
 ) -> list[Finding]:
     """Inspect a running project and return every isolation rule broken for ``arms``."""
     return check_topology(inspect_project(project, client), arms)

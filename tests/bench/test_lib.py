@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.rundir import Arm, RunLayout, arm_order
+from hpbench.modes import MODES, arm_order
+from hpbench.rundir import Arm, RunLayout
 
 from ..topology.test_proofs_script import closed_port, serving
 
@@ -28,11 +29,14 @@ def scheduled(repetition: int, arms: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("repetition", [1, 2, 3, 4])
-def test_the_shell_runs_the_arms_in_the_order_python_reads(repetition: int) -> None:
-    """scheduled_arms and hpbench.rundir.arm_order agree, repetition by repetition."""
-    expected = [arm.value for arm in arm_order(repetition)]
-    assert expected == scheduled(repetition, "control hpatch")
+def test_the_shell_runs_the_arms_in_the_order_python_reads(repetition: int, mode: str) -> None:
+    """scheduled_arms and hpbench.modes.arm_order agree, mode by mode and repetition by
+    repetition (BENCH_ARMS is the plan's arms: the mode's fresh arms, baseline first)."""
+    fresh = " ".join(arm.value for arm in MODES[mode].fresh)
+    expected = [arm.value for arm in arm_order(MODES[mode], repetition)]
+    assert expected == scheduled(repetition, fresh)
 
 
 def test_only_the_scheduled_arms() -> None:

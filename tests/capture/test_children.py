@@ -53,10 +53,12 @@ def _exchange(writer: CaptureWriter, thread: ThreadRef, model: str | None) -> No
     exchange.finish(outcome=ExchangeOutcome.COMPLETED, client_status=200)
 
 
-def _capture(tmp_path: Path, *threads: tuple[ThreadRef, str | None]) -> tuple[Path, Path]:
+def _capture(
+    tmp_path: Path, *threads: tuple[ThreadRef, str | None], mentor: bool = True
+) -> tuple[Path, Path]:
     directory = tmp_path / "capture"
     with CaptureWriter(
-        directory, mode=RouterMode.HPATCH, protocol=Protocol.NATIVE, mentor=True
+        directory, mode=RouterMode.HPATCH, protocol=Protocol.NATIVE, mentor=mentor
     ) as writer:
         for thread, model in threads:
             _exchange(writer, thread, model)
@@ -84,7 +86,7 @@ def _proof(**changes: str) -> ChildProof:
 
 
 def _codes(directory: Path, snapshot: Path) -> set[str]:
-    return validate_capture(directory, snapshot, arm="hpatch", models=EXPECTED).codes()
+    return validate_capture(directory, snapshot, arm="mentor", models=EXPECTED).codes()
 
 
 class TestModels:
@@ -141,7 +143,7 @@ class TestChildProofs:
         append_proof(directory, _proof())
         with proofs_path(directory).open("a") as stream:
             stream.write('{"schema": "hpbench.child-proof.v1", "thread_id": "x", "extra": 1}\n')
-        report = validate_capture(directory, snapshot, arm="hpatch", models=EXPECTED)
+        report = validate_capture(directory, snapshot, arm="mentor", models=EXPECTED)
         finding = next(f for f in report.findings if f.code == codes.CHILD_PROOF)
         assert 2 == finding.line
 
@@ -162,10 +164,10 @@ class TestChildProofs:
         )
         expected = ModelExpectation(parent=MAIN, child=frozenset({MAIN}))
         report = validate_capture(
-            directory, snapshot, arm="hpatch", models=expected, codex_jsonl=[codex]
+            directory, snapshot, arm="mentor", models=expected, codex_jsonl=[codex]
         )
         assert codes.MODELS_UNPROVED not in report.codes()
-        unproved = validate_capture(directory, snapshot, arm="hpatch", models=expected)
+        unproved = validate_capture(directory, snapshot, arm="mentor", models=expected)
         assert codes.MODELS_UNPROVED in unproved.codes()
 
     def test_a_codex_spawn_does_not_prove_a_mentor_child(self, tmp_path):
@@ -180,7 +182,7 @@ class TestChildProofs:
         }
         codex.write_text(json.dumps({"type": "item.completed", "item": item}) + "\n")
         report = validate_capture(
-            directory, snapshot, arm="hpatch", models=EXPECTED, codex_jsonl=[codex]
+            directory, snapshot, arm="mentor", models=EXPECTED, codex_jsonl=[codex]
         )
         assert codes.MODELS_UNPROVED in report.codes()
 
@@ -214,7 +216,17 @@ class TestMentorBinding:
         treatment, however self-consistent its evidence."""
         directory, snapshot = _capture(tmp_path, (_root(), MAIN))
         expected = ModelExpectation(parent=MAIN, child=frozenset({MAIN}))
-        report = validate_capture(directory, snapshot, arm="hpatch", models=expected)
+        report = validate_capture(directory, snapshot, arm="mentor", models=expected)
         finding = next(f for f in report.findings if f.code == codes.BINDING)
         assert "$.router.mentor" == finding.field
         assert report.label is None
+
+    def test_a_mentor_arm_whose_router_ran_mentor_off_is_the_wrong_configuration(self, tmp_path):
+        """mentor-handoff's treatment from a router that ignored --mentor (Mentor off): the
+        binding fails, whatever else holds; it never passes as the Mentor treatment."""
+        directory, snapshot = _capture(tmp_path, (_root(), MAIN), mentor=False)
+        report = validate_capture(directory, snapshot, arm="mentor", models=EXPECTED)
+        finding = next(f for f in report.findings if f.code == codes.BINDING)
+        assert "$.router.mentor" == finding.field
+        assert "mentor false" in finding.message
+        assert codes.MODELS_MENTOR_MISSING in report.codes()

@@ -642,6 +642,41 @@ class TestBinding:
 
         assert codes.BINDING in control.validate().codes()
 
+    def test_hpatch_with_mentor(self, capture):
+        """Only the mentor arm may enable Mentor Handoff: an hpatch arm (mentor-handoff's
+        baseline among them) with Mentor on is self-consistent evidence of the wrong
+        configuration."""
+        capture.edit_snapshot(lambda s: s["router"].update(mentor=True))
+
+        finding = next(f for f in capture.validate().findings if f.code == codes.BINDING)
+        assert "$.router.mentor" == finding.field
+        assert "only the mentor arm" in finding.message
+
+    @pytest.mark.parametrize(
+        ("arm", "protocol", "fixed"),
+        [
+            ("native", "ctp2", "hpatch/native"),
+            ("ctp", "native", "hpatch/ctp2"),
+            ("control", "ctp2", "passthrough/native"),
+        ],
+    )
+    def test_fixed_arms_refuse_another_protocol(self, arm, protocol, fixed):
+        """ctp-only's arms are fixed (spec 002): native is Hpatch/native, ctp Hpatch/CTP2;
+        an expectation that contradicts the arm is refused before any evidence is read."""
+        with pytest.raises(ValueError, match=f"the {arm} arm is {fixed}; drop --expect-protocol"):
+            expected_binding(arm, expect_protocol=protocol)
+
+    @pytest.mark.parametrize(
+        ("arm", "label"),
+        [
+            ("native", "native (hpatch/native)"),
+            ("ctp", "ctp (hpatch/ctp2)"),
+            ("mentor", "mentor (hpatch/native)"),
+        ],
+    )
+    def test_each_arm_has_its_binding(self, arm, label):
+        assert label == expected_binding(arm).label
+
     def test_passthrough_with_hpatch_telemetry(self, make_capture):
         """A passthrough router cannot report Hpatch outcomes."""
         control = make_capture("control")

@@ -100,6 +100,25 @@ class TestFinalMessage:
         summary = summarize(iter_events(stream.lines))
         assert "second" == summary.final_message
 
+    def test_router_telemetry_is_not_the_response(self):
+        """A message that is only a router's ``Tokens: …`` telemetry never replaces the
+        response before it (spec 002)."""
+        stream = StreamBuilder().start().message("Added RangeStream.")
+        stream.message("Tokens: i=1200, ci=800, o=40, r=0")
+        assert "Added RangeStream." == summarize(iter_events(stream.lines)).final_message
+
+    def test_a_trailing_telemetry_line_is_taken_out(self):
+        stream = StreamBuilder().start().message("Done.\nTokens: i=1, ci=0, o=2, r=3\n")
+        assert "Done." == summarize(iter_events(stream.lines)).final_message
+
+    def test_a_later_ordinary_message_stays_the_final_response(self):
+        """Telemetry, then an ordinary message: the ordinary one is the response, even if
+        it only looks like telemetry in part."""
+        stream = StreamBuilder().start().message("first").message("Tokens: i=1, ci=0, o=2, r=3")
+        stream.message("Tokens: i=1, ci=0, o=2, r=3 and then some")
+        summary = summarize(iter_events(stream.lines))
+        assert "Tokens: i=1, ci=0, o=2, r=3 and then some" == summary.final_message
+
     def test_incomplete_stream(self):
         """A stream that stops mid-turn is incomplete, with no terminal error."""
         summary = summarize(iter_events(StreamBuilder().start().command("ls").lines))

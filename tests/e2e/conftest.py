@@ -57,16 +57,32 @@ def results(run_dir: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
 
 
-def bench(mode: str, runs_dir: Path, **extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run bench.sh in ``mode`` to the end; the result and the run directory."""
-    result = subprocess.run(
-        [str(BENCH), mode],
+def run_bench(
+    runs_dir: Path, mode: str | None = None, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """bench.sh run to the end: ``benchmarks/bench.sh MODE`` when ``mode`` is given,
+    else ``cd benchmarks && ./bench.sh`` (the mode then comes as ``MODE=…`` in ``extra``),
+    the two ways people run it."""
+    return subprocess.run(
+        [str(BENCH), mode] if mode is not None else ["./bench.sh"],
+        cwd=None if mode is not None else BENCH.parent,
         capture_output=True,
         text=True,
         env=bench_env(runs_dir, **extra),
         timeout=RUN_TIMEOUT,
         check=False,
     )
+
+
+def bench(mode: str, runs_dir: Path, **extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run bench.sh in ``mode`` to the end; the result and the run directory."""
+    result = run_bench(runs_dir, mode, **extra)
+    return result, run_dir_of(result.stderr)
+
+
+def bench_inside(runs_dir: Path, **extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``cd benchmarks && MODE=… ./bench.sh`` to the end; the result and the run directory."""
+    result = run_bench(runs_dir, **extra)
     return result, run_dir_of(result.stderr)
 
 

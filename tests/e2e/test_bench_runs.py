@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,8 +29,10 @@ from .conftest import (
     SCENARIOS,
     bench,
     bench_env,
+    bench_inside,
     leftovers,
     results,
+    run_bench,
     run_dir_of,
 )
 
@@ -137,16 +141,9 @@ class TestOneArmModes:
         DIAGNOSTIC_MODEL_PROTOCOL=ctp2: one treatment attempt, no control scheduled or
         imported, its capture bound to Hpatch/CTP2, and a summary that says no control
         arm ran and shows no control value or delta."""
-        result = subprocess.run(
-            ["./bench.sh"],
-            cwd=BENCH.parent,
-            capture_output=True,
-            text=True,
-            env=bench_env(runs_dir, MODE="hpatch-diagnostic", DIAGNOSTIC_MODEL_PROTOCOL="ctp2"),
-            timeout=RUN_TIMEOUT,
-            check=False,
+        result, run_dir = bench_inside(
+            runs_dir, MODE="hpatch-diagnostic", DIAGNOSTIC_MODEL_PROTOCOL="ctp2"
         )
-        run_dir = run_dir_of(result.stderr)
         assert 0 == result.returncode, result.stderr[-4000:]
         assert [] == leftovers(run_dir)
         (attempt,) = results(run_dir)
@@ -165,14 +162,7 @@ class TestOneArmModes:
         assert "| control |" not in summary
 
     def test_the_diagnostic_protocol_is_refused_elsewhere(self, runs_dir: Path) -> None:
-        result = subprocess.run(
-            [str(BENCH), "paired"],
-            capture_output=True,
-            text=True,
-            env=bench_env(runs_dir, DIAGNOSTIC_MODEL_PROTOCOL="ctp2"),
-            timeout=RUN_TIMEOUT,
-            check=False,
-        )
+        result = run_bench(runs_dir, "paired", DIAGNOSTIC_MODEL_PROTOCOL="ctp2")
         assert 0 != result.returncode
         assert "DIAGNOSTIC_MODEL_PROTOCOL does not apply to paired" in result.stderr
 
@@ -366,3 +356,127 @@ class TestIncompleteProvenance:
         assert "router 1.0\n" == (run_dir / "provenance" / "hpatch-router.identity").read_text()
         observed = json.loads((run_dir / "run.json").read_text())["observed"]
         assert 2 == len(observed["missing"])
+
+
+class TestLoopGate:
+    """The no-edit-loops gate as the bench flow runs it (spec 002): a bare worktree
+    `git diff` between two completed changes is a structural loop that fails the run after
+    the report, unless BENCHMARK_ENFORCE_NO_EDIT_LOOPS=false."""
+
+    SCENARIO = str(SCENARIOS / "edit-loop")
+    REASON = (
+        "1 workspace-wide git diff loop(s) between completed changes "
+        "(BENCHMARK_ENFORCE_NO_EDIT_LOOPS)"
+    )
+
+    def test_a_loop_fails_a_passing_attempt(self, runs_dir: Path) -> None:
+        result, run_dir = bench("control-only", runs_dir, HPBENCH_REPLAY_DIR=self.SCENARIO)
+        assert 0 != result.returncode, result.stderr[-3000:]
+        assert [] == leftovers(run_dir)
+        (attempt,) = results(run_dir)
+        assert attempt["passed"], attempt
+        report = json.loads((run_dir / "report.json").read_text())
+        commands = report["commands"]["control"]
+        assert (0, 1) == (commands["same_path_loops"], commands["workspace_diff_loops"])
+        assert [self.REASON] == report["outcome"]["reasons"]
+        assert f"- {self.REASON}" in (run_dir / "summary.md").read_text()
+
+    def test_with_the_gate_off_the_loop_is_reported_only(self, runs_dir: Path) -> None:
+        result, run_dir = bench(
+            "control-only",
+            runs_dir,
+            HPBENCH_REPLAY_DIR=self.SCENARIO,
+            BENCHMARK_ENFORCE_NO_EDIT_LOOPS="false",
+        )
+        assert 0 == result.returncode, result.stderr[-3000:]
+        report = json.loads((run_dir / "report.json").read_text())
+        assert 1 == report["commands"]["control"]["workspace_diff_loops"]
+        assert "1 workspace-wide git diff loop(s)" in (run_dir / "summary.md").read_text()
+
+
+DEMO_ANSWER = (
+    "Added Store.RangeStream with a pinned revision, an initial batch of "
+    "RangeStreamInitialBatch keys, later batches filled toward MaxRequestBytes, and "
+    "Count/More on the final response. go vet and go test pass."
+)
+
+
+class TestExactFinalResponse:
+    """A task that requires an exact final response (spec 002), through the whole flow:
+    the demo's control ends with DEMO_ANSWER, then nothing but the turn's end."""
+
+    def _run(self, runs_dir: Path, tmp_path: Path, exact: str) -> tuple[Path, dict[str, Any]]:
+        tasks = tmp_path / "tasks"
+        shutil.copytree(REPO_ROOT / "tasks" / "kv-rangestream", tasks / "kv-rangestream")
+        manifest = tasks / "kv-rangestream" / "task.toml"
+        manifest.write_text(
+            manifest.read_text() + f"\n[final_response]\nexact = {json.dumps(exact)}\n"
+        )
+        result, run_dir = bench("control-only", runs_dir, HPBENCH_TASKS_DIR=str(tasks))
+        assert [] == leftovers(run_dir)
+        (attempt,) = results(run_dir)
+        report = json.loads((run_dir / "report.json").read_text())
+        return run_dir, {"returncode": result.returncode, "attempt": attempt, "report": report}
+
+    def test_the_exact_response_passes(self, runs_dir: Path, tmp_path: Path) -> None:
+        run_dir, ran = self._run(runs_dir, tmp_path, DEMO_ANSWER)
+        assert 0 == ran["returncode"]
+        assert ran["attempt"]["final_response"]["matched"] is True
+        summary = (run_dir / "summary.md").read_text()
+        assert "- control: 1 of 1 attempt(s) gave it." in summary
+
+    def test_another_response_fails_the_attempt(self, runs_dir: Path, tmp_path: Path) -> None:
+        """The hidden tests pass, but the task's required response was not given: the
+        attempt fails as final-response, and the summary quotes neither text."""
+        run_dir, ran = self._run(runs_dir, tmp_path, "RangeStream is done.")
+        assert 0 != ran["returncode"]
+        attempt = ran["attempt"]
+        assert (False, "final-response", True) == (
+            attempt["passed"],
+            attempt["failure_class"],
+            attempt["correctness"],
+        )
+        summary = (run_dir / "summary.md").read_text()
+        assert "- control: 0 of 1 attempt(s) gave it." in summary
+        assert "RangeStream is done." not in summary
+        assert DEMO_ANSWER not in summary
+
+
+class TestCommentaryCoverage:
+    """A task's commentary-coverage profile through the whole flow (spec 002): checked in
+    the attempt's Codex JSONL, kept in its own artifact, failing the attempt apart from the
+    hidden grader when the evidence is absent."""
+
+    PROFILE = (
+        '\n[[commentary.profiles]]\nid = "operation"\nversion = 1\nmodes = ["control-only"]\n'
+        'arms = ["control"]\nitem_types = ["command_execution", "file_change"]\n'
+        "messages = [{{ pattern = {pattern} }}]\n"
+    )
+
+    def _run(self, runs_dir: Path, tmp_path: Path, pattern: str) -> tuple[Path, int]:
+        tasks = tmp_path / "tasks"
+        shutil.copytree(REPO_ROOT / "tasks" / "kv-rangestream", tasks / "kv-rangestream")
+        manifest = tasks / "kv-rangestream" / "task.toml"
+        profile = self.PROFILE.format(pattern=json.dumps(pattern))
+        manifest.write_text(manifest.read_text() + profile)
+        result, run_dir = bench("control-only", runs_dir, HPBENCH_TASKS_DIR=str(tasks))
+        assert [] == leftovers(run_dir)
+        return run_dir, result.returncode
+
+    def test_a_met_profile(self, runs_dir: Path, tmp_path: Path) -> None:
+        run_dir, status = self._run(runs_dir, tmp_path, r"^Added Store\.RangeStream")
+        assert 0 == status
+        (attempt,) = results(run_dir)
+        assert attempt["commentary"]["covered"] is True
+        artifact = json.loads((run_dir / "attempts/1-control/commentary-coverage.json").read_text())
+        assert artifact == attempt["commentary"]
+        summary = (run_dir / "summary.md").read_text()
+        assert "- control: 1 of 1 attempt(s) covered (operation@1)." in summary
+
+    def test_an_absent_message_fails_the_attempt(self, runs_dir: Path, tmp_path: Path) -> None:
+        run_dir, status = self._run(runs_dir, tmp_path, r"^Plan:")
+        assert 0 != status
+        (attempt,) = results(run_dir)
+        assert ("commentary-coverage", True) == (attempt["failure_class"], attempt["correctness"])
+        summary = (run_dir / "summary.md").read_text()
+        assert "- control: 0 of 1 attempt(s) covered (operation@1)." in summary

@@ -122,3 +122,25 @@ class TestDeliveryProof:
         assert not prove_delivery(
             records(tmp_path, [("control", digest)], junk=True), "control", path
         ).ok
+
+    def test_a_mentor_consultation_is_not_the_arms(
+        self, tmp_path: Path, instructions: tuple[Path, str]
+    ) -> None:
+        """The router's Mentor consultation (recorded ``"mentor": true``) carries the
+        mentor's instructions; it neither fails nor proves the arm's delivery."""
+        path, digest = instructions
+        lines = [
+            {"script": "mentor", "mentor": True, "request": {"first_developer_sha256": "0" * 64}},
+            {"script": "mentor", "request": {"first_developer_sha256": digest}},
+        ]
+        file = tmp_path / "provider.jsonl"
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        proof = prove_delivery(file, "mentor", path)
+        assert (True, 1, 1) == (proof.ok, proof.requests, proof.matching)
+        file.write_text(json.dumps(lines[0]) + "\n")
+        assert not prove_delivery(file, "mentor", path).ok
+        # Only a true flag marks a consultation: a Codex request cannot shed its proof by
+        # carrying a look-alike value.
+        lines[1] = {**lines[1], "mentor": "yes", "request": {"first_developer_sha256": "1" * 64}}
+        file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        assert not prove_delivery(file, "mentor", path).ok

@@ -72,7 +72,7 @@ class TestWritten:
         assert "export HPBENCH_HPATCH_ROUTER_IMAGE=example/router:1" in text
         assert "export HPBENCH_CONTROL_ROUTER_IMAGE=example/router:1" in text
         # The treatment's protocol reaches its router's --protocol (ctp2 unless chosen).
-        assert "export HPBENCH_HPATCH_PROTOCOL=ctp2" in text
+        assert "export HPBENCH_MODEL_PROTOCOL=ctp2" in text
 
     def test_the_tasks_compression_requirement_is_planned(self, tmp_path: Path) -> None:
         """A CTP task's required directions reach run.json, where the report's gate

@@ -172,7 +172,7 @@ def _validate(mentored: dict[str, Any], models: ModelExpectation) -> Any:
     return validate_capture(
         mentored["capture"],
         mentored["snapshot"],
-        arm="hpatch",
+        arm="mentor",
         expect_protocol="ctp2",
         codex_jsonl=[mentored["codex"]],
         models=models,

@@ -52,7 +52,7 @@ def test_an_unreachable_upstream_fails_the_consultation_visibly(tmp_path: Path) 
     report = validate_capture(
         tmp_path / "capture",
         tmp_path / "metrics.json",
-        arm="hpatch",
+        arm="mentor",
         expect_protocol="ctp2",
         models=ModelExpectation("gpt-5.5", frozenset({"gpt-5.5"}), MENTOR),
     )

@@ -10,8 +10,10 @@ import attrs
 import pytest
 
 from hpbench.capture.models import Comparison, Count, MetricsSnapshot
+from hpbench.modes import MODES
 from hpbench.plan import load_plan, write_run_json
 from hpbench.report import build_report, render_summary
+from hpbench.report.compression import compression_gate, gated_attempts
 from hpbench.rundir import RunLayout
 
 from ..evidence import attempt
@@ -101,3 +103,41 @@ def test_an_invalid_capture_is_no_evidence_of_compression(tmp_path: Path) -> Non
     report = build_report(_run(tmp_path, ("input",), 500, 500), invalid_for("hpatch"))
     assert {"1-hpatch": {"input": None}} == report["compression"]["attempts"]
     assert report["compression"]["failures"]
+
+
+ATTEMPTS = [("1-control", "control"), ("1-hpatch", "hpatch"), ("1-native", "native")]
+ATTEMPTS += [("1-ctp", "ctp"), ("1-mentor", "mentor")]
+
+
+@pytest.mark.parametrize(
+    ("mode", "protocol", "gated"),
+    [
+        ("paired", "ctp2", ["1-hpatch"]),
+        ("hpatch-diagnostic", "ctp2", ["1-hpatch"]),
+        ("ctp-only", "ctp2", ["1-ctp"]),
+        ("mentor-handoff", "native", ["1-mentor"]),
+        ("mentor-handoff", "ctp2", [key for key, _ in ATTEMPTS]),
+        ("control-only", "native", []),
+    ],
+)
+def test_the_gate_holds_each_mode_to_its_arms(mode: str, protocol: str, gated: list[str]) -> None:
+    """ctp-only gates its CTP/2 arm; mentor-handoff on CTP/2 gates both arms (spec 002)."""
+    assert gated == gated_attempts(MODES[mode], protocol, ATTEMPTS)
+
+
+def test_a_mentor_baseline_that_fails_the_requirement_fails_the_gate() -> None:
+    """With CTP/2 in mentor-handoff, a baseline arm without savings fails the gate even
+    when the treatment meets it; on native, only the treatment is held to it."""
+    snapshots = {
+        "1-hpatch": _with_savings(snapshot(800, 350), -3, 0),
+        "1-mentor": _with_savings(snapshot(800, 350), 5, 0),
+    }
+    pairs = [("1-hpatch", "hpatch"), ("1-mentor", "mentor")]
+    on_ctp2 = compression_gate(
+        ["input"], gated_attempts(MODES["mentor-handoff"], "ctp2", pairs), snapshots
+    )
+    assert [
+        "1-hpatch: input compression required, measured -3 tokens (it must be positive)"
+    ] == on_ctp2["failures"]
+    native = gated_attempts(MODES["mentor-handoff"], "native", pairs)
+    assert [] == compression_gate(["input"], native, snapshots)["failures"]

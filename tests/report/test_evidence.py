@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hpbench.codex.testing import StreamBuilder
 from hpbench.report import build_report, render_summary
 
 from ..evidence import write_plan
@@ -149,3 +150,32 @@ class TestLoopGateEvidence:
         run = make_run(tmp_path, paired_attempts([(True, True)])[:1], {})
         report = build_report(run, always_valid)
         assert any("analysed for 0 of 0" in reason for reason in report["outcome"]["reasons"])
+
+    def _looping(self, tmp_path: Path, *, enforce: bool) -> dict[str, Any]:
+        """A run whose hpatch attempt ran a bare ``git diff`` between two changes of a.go."""
+        run = _run(tmp_path)
+        if not enforce:
+            write_plan(run, enforce_no_edit_loops=False)
+        builder = StreamBuilder(workspace_root="/workspace").start()
+        builder.patch(["a.go"]).command("git diff").patch(["a.go"])
+        (run / "attempts" / "1-hpatch" / "codex.jsonl").write_text(builder.text())
+        return build_report(run, always_valid)
+
+    def test_a_workspace_diff_loop_fails_the_gate(self, tmp_path: Path) -> None:
+        """A bare worktree git diff between completed changes is a structural loop, counted
+        apart from same-path loops, and fails the run (spec 002)."""
+        report = self._looping(tmp_path, enforce=True)
+        hpatch = report["commands"]["hpatch"]
+        assert (0, 1) == (hpatch["same_path_loops"], hpatch["workspace_diff_loops"])
+        assert (
+            "1 workspace-wide git diff loop(s) between completed changes "
+            "(BENCHMARK_ENFORCE_NO_EDIT_LOOPS)"
+        ) in report["outcome"]["reasons"]
+        assert not report["outcome"]["ok"]
+
+    def test_a_workspace_diff_loop_with_the_gate_off(self, tmp_path: Path) -> None:
+        """With the toggle off the loop is still reported, and the run is not failed for it."""
+        report = self._looping(tmp_path, enforce=False)
+        assert 1 == report["commands"]["hpatch"]["workspace_diff_loops"]
+        assert not any("loop" in reason for reason in report["outcome"]["reasons"])
+        assert "1 workspace-wide git diff loop(s)" in render_summary(report)

@@ -252,7 +252,7 @@ class TestReportContract:
         document = build_report_document(one_pair, invalid_for("hpatch"))
         report = build_report(one_pair, invalid_for("hpatch"))
         assert document_json(document) == report
-        assert "hpbench.report.v1" == document.schema
+        assert "hpbench.report.v2" == document.schema
         assert GAP == document.captures["1-hpatch"].findings[0]
         schema = json.loads((repo_root / "contrib" / "schemas" / SCHEMA_FILE).read_text())
         validator = jsonschema.Draft202012Validator(schema)

@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from hpbench.commentary import CommentaryCoverage, ProfileCoverage, Requirement
 from hpbench.errors import ContractError
 from hpbench.results import (
     FailureClass,
@@ -302,7 +303,67 @@ class TestPassDecision:
         directory = make_attempt(tmp_path / "a")
         path = write_result(directory, result_of(directory))
         assert 0o600 == path.stat().st_mode & 0o777
-        assert json.loads(path.read_text())["schema"] == "hpbench.attempt.v1"
+        assert json.loads(path.read_text())["schema"] == "hpbench.attempt.v2"
+
+
+class TestFinalResponse:
+    """A task's exact final response (spec 002) against the final substantive message."""
+
+    def _result(self, directory: Path, required: str | None, **kwargs: typing.Any) -> dict:
+        return result_json(
+            make_attempt(directory, **kwargs),
+            identity(),
+            ALLOWED,
+            WORKSPACE,
+            required_tests=REQUIRED,
+            final_response=required,
+        )
+
+    @staticmethod
+    def _stream(*messages: str) -> list[object]:
+        items = [
+            {"type": "item.completed", "item": {"id": f"m{i}", "type": "agent_message", "text": t}}
+            for i, t in enumerate(messages)
+        ]
+        return [*GOOD_JSONL[:-1], *items, GOOD_JSONL[-1]]
+
+    def test_the_exact_response_passes(self, tmp_path: Path) -> None:
+        result = self._result(tmp_path / "a", "Done.\n")
+        assert (True, "none") == (result["passed"], result["failure_class"])
+        check = result["final_response"]
+        assert (True, True) == (check["matched"], check["found"])  # type: ignore[index]
+
+    def test_another_response_fails(self, tmp_path: Path) -> None:
+        """A paraphrase, or the response with more after it, is not the exact response."""
+        for answer in ("Done!", "Done. Also refactored."):
+            result = self._result(tmp_path / answer, "Done.", jsonl=self._stream(answer))
+            assert (False, "final-response") == (result["passed"], result["failure_class"])
+
+    def test_no_final_message_fails(self, tmp_path: Path) -> None:
+        stream = [line for line in GOOD_JSONL if "agent_message" not in json.dumps(line)]
+        result = self._result(tmp_path / "a", "Done.", jsonl=stream)
+        assert "final-response" == result["failure_class"]
+        check = result["final_response"]
+        assert (False, None) == (check["found"], check["response_sha256"])  # type: ignore[index]
+
+    def test_router_telemetry_after_the_response_is_not_the_response(self, tmp_path: Path) -> None:
+        stream = self._stream("Tokens: i=10, ci=0, o=2, r=0")
+        assert "none" == self._result(tmp_path / "a", "Done.", jsonl=stream)["failure_class"]
+
+    def test_a_later_ordinary_message_is_the_response(self, tmp_path: Path) -> None:
+        """A message after the telemetry is the final response and must not be ignored."""
+        stream = self._stream("Tokens: i=10, ci=0, o=2, r=0", "One more thing.")
+        assert (
+            "final-response" == self._result(tmp_path / "a", "Done.", jsonl=stream)["failure_class"]
+        )
+
+    def test_a_failed_hidden_test_says_more(self, tmp_path: Path) -> None:
+        grader = [{"Action": "fail", "Package": "p", "Test": "TestA"}, *PASSING_GRADER[2:]]
+        result = self._result(tmp_path / "a", "Not this.", grader=grader, grader_exit=1)
+        assert "hidden-tests-failed" == result["failure_class"]
+
+    def test_a_task_without_one_records_none(self, tmp_path: Path) -> None:
+        assert self._result(tmp_path / "a", None)["final_response"] is None
 
 
 class TestMerge:
@@ -579,3 +640,44 @@ class TestOracleTier:
             oracle_tier="latency-only",
         )
         assert "unauthorized-path" == result["failure_class"]
+
+
+class TestCommentaryCoverage:
+    """Commentary coverage fails the attempt on its own class, after the grader; a task
+    that assigns no profile records none."""
+
+    def _result(self, directory: Path, coverage: CommentaryCoverage | None, **kw: typing.Any):
+        return result_json(
+            make_attempt(directory, **kw),
+            identity(),
+            ALLOWED,
+            WORKSPACE,
+            required_tests=REQUIRED,
+            commentary=coverage,
+        )
+
+    @staticmethod
+    def _coverage(covered: bool) -> CommentaryCoverage:
+        requirement = Requirement("message", "^Plan:", 1, 1 if covered else 0)
+        profile = ProfileCoverage("operation@1", covered, (requirement,))
+        return CommentaryCoverage(covered, "read", 0, (profile,))
+
+    def test_covered_passes(self, tmp_path: Path) -> None:
+        result = self._result(tmp_path / "a", self._coverage(True))
+        assert (True, True) == (result["passed"], result["commentary"]["covered"])  # type: ignore[index]
+
+    def test_not_covered_fails_apart_from_the_grader(self, tmp_path: Path) -> None:
+        result = self._result(tmp_path / "a", self._coverage(False))
+        assert (False, "commentary-coverage", True) == (
+            result["passed"],
+            result["failure_class"],
+            result["correctness"],
+        )
+
+    def test_a_failed_hidden_test_says_more(self, tmp_path: Path) -> None:
+        grader = [{"Action": "fail", "Package": "p", "Test": "TestA"}, *PASSING_GRADER[2:]]
+        result = self._result(tmp_path / "a", self._coverage(False), grader=grader, grader_exit=1)
+        assert "hidden-tests-failed" == result["failure_class"]
+
+    def test_none_assigned(self, tmp_path: Path) -> None:
+        assert self._result(tmp_path / "a", None)["commentary"] is None

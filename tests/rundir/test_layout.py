@@ -7,20 +7,24 @@ from pathlib import Path
 
 from hpbench import rundir
 from hpbench.capture import Arm as CaptureArm
-from hpbench.rundir import Arm, RunLayout, arm_order
+from hpbench.modes import MODES, arm_order
+from hpbench.rundir import Arm, RunLayout
 
 
 def test_one_arm_enum() -> None:
     """The capture validator, the Codex configs and the run directory name arms alike."""
     assert Arm is CaptureArm
-    assert ["control", "hpatch"] == [arm.value for arm in Arm]
+    assert ["control", "hpatch", "native", "ctp", "mentor"] == [arm.value for arm in Arm]
 
 
 def test_arm_order_alternates() -> None:
-    """Odd repetitions run control first, even ones hpatch first."""
-    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(1)
-    assert (Arm.HPATCH, Arm.CONTROL) == arm_order(2)
-    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(3)
+    """Odd repetitions run the baseline first, even ones the treatment first."""
+    paired, ctp = MODES["paired"], MODES["ctp-only"]
+    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(paired, 1)
+    assert (Arm.HPATCH, Arm.CONTROL) == arm_order(paired, 2)
+    assert (Arm.CONTROL, Arm.HPATCH) == arm_order(paired, 3)
+    assert (Arm.CTP, Arm.NATIVE) == arm_order(ctp, 2)
+    assert (Arm.HPATCH,) == arm_order(MODES["hpatch-only"], 2)
 
 
 def test_paths_match_what_bench_sh_writes(tmp_path: Path) -> None:

@@ -96,6 +96,38 @@ class TestDefaults:
         chosen = settings_from_env("hpatch-diagnostic", {"DIAGNOSTIC_MODEL_PROTOCOL": "ctp2"})
         assert "ctp2" == chosen.treatment_model_protocol
 
+    @pytest.mark.parametrize(
+        ("mode", "env", "arms", "protocol"),
+        [
+            ("ctp-only", {}, ("native", "ctp"), "ctp2"),
+            ("mentor-handoff", {}, ("hpatch", "mentor"), "native"),
+            ("mentor-handoff", {"MENTOR_MODEL_PROTOCOL": "ctp2"}, ("hpatch", "mentor"), "ctp2"),
+            ("hpatch-only", {"BASELINE": "/"}, ("hpatch",), "native"),
+        ],
+    )
+    def test_each_mode_schedules_its_arms(self, mode, env, arms, protocol) -> None:
+        """Each mode runs its fresh arms, baseline first (hpatch-only's control is
+        imported), on its protocol."""
+        chosen = settings_from_env(mode, env)
+        assert (arms, protocol) == (chosen.arms, chosen.treatment_model_protocol)
+
+    def test_the_mentor_model(self) -> None:
+        """mentor-handoff keeps the mentor model apart from the main one; offline, the
+        scripted provider's mentor by default."""
+        assert "scripted-mentor" == settings_from_env("mentor-handoff", {}).mentor_model
+        chosen = settings_from_env("mentor-handoff", {"MENTOR_MODEL": "gpt-6-mentor"})
+        assert ("gpt-6-astra", "gpt-6-mentor") == (chosen.model, chosen.mentor_model)
+        assert "" == settings_from_env("paired", {}).mentor_model
+
+    def test_the_baseline_and_exact_evidence(self, tmp_path) -> None:
+        """hpatch-only keeps its baseline's resolved path; exact evidence is off by default
+        and on only when asked, in the two modes that take it."""
+        only = settings_from_env("hpatch-only", {"BASELINE": str(tmp_path)})
+        assert (str(tmp_path.resolve()), False) == (only.baseline, only.exact_evidence)
+        for mode, env in (("hpatch-only", {"BASELINE": "/"}), ("hpatch-diagnostic", {})):
+            on = settings_from_env(mode, {**env, "HPATCH_EXACT_EVIDENCE": "true"})
+            assert on.exact_evidence
+
     def test_control_only_has_one_arm(self) -> None:
         """control-only schedules the control arm alone."""
         assert ("control",) == settings_from_env("control-only", {}).arms
@@ -201,7 +233,75 @@ class TestDefaults:
         ("paired", {"AGENT_PIDS": "10"}, "AGENT_PIDS", "64 to 65536"),
         ("paired", {"GRADER_PIDS": "-5"}, "GRADER_PIDS", "whole number"),
         ("paired", {"AGENT_RUNTIME": "kata"}, "AGENT_RUNTIME", "runc, runsc"),
-        ("ctp-only", {}, "MODE", "not available"),
+        (
+            "ctp-only",
+            {"TREATMENT_MODEL_PROTOCOL": "native"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "ctp-only",
+        ),
+        (
+            "control-only",
+            {"TREATMENT_MODEL_PROTOCOL": "ctp2"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "does not apply to control-only",
+        ),
+        (
+            "hpatch-only",
+            {"TREATMENT_MODEL_PROTOCOL": "ctp2", "BASELINE": "/"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "does not apply to hpatch-only",
+        ),
+        (
+            "paired",
+            {"MENTOR_MODEL_PROTOCOL": "ctp2"},
+            "MENTOR_MODEL_PROTOCOL",
+            "paired takes TREATMENT_MODEL_PROTOCOL",
+        ),
+        ("mentor-handoff", {"MENTOR_MODEL_PROTOCOL": "ctp9"}, "MENTOR_MODEL_PROTOCOL", "ctp2"),
+        (
+            "mentor-handoff",
+            {"TREATMENT_MODEL_PROTOCOL": "ctp2"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "takes MENTOR_MODEL_PROTOCOL",
+        ),
+        ("paired", {"MENTOR_MODEL": "gpt-6-mentor"}, "MENTOR_MODEL", "only mentor-handoff"),
+        (
+            "preparation-only",
+            {"TREATMENT_MODEL_PROTOCOL": "ctp2"},
+            "TREATMENT_MODEL_PROTOCOL",
+            "does not apply to preparation-only",
+        ),
+        ("mentor-handoff", {"MENTOR_MODEL": "gpt-6-astra"}, "MENTOR_MODEL", "differ from MODEL"),
+        ("mentor-handoff", {"MENTOR_MODEL": "a mentor"}, "MENTOR_MODEL", "model slug"),
+        (
+            "mentor-handoff",
+            {
+                "PROVIDER": "https://models.example.invalid/v1",
+                "HPBENCH_API_KEY": "k",
+                "HPATCH_ROUTER_IMAGE": "example/router:1",
+            },
+            "MENTOR_MODEL",
+            "needs the model its mentor consults",
+        ),
+        ("hpatch-only", {}, "BASELINE", "imports its control"),
+        ("hpatch-only", {"BASELINE": "/nonexistent/baseline.json"}, "BASELINE", "no such file"),
+        ("hpatch-only", {"BASELINE": "/", "REPETITIONS": "2"}, "REPETITIONS", "exactly one"),
+        ("paired", {"BASELINE": "/"}, "BASELINE", "only hpatch-only"),
+        (
+            "paired",
+            {"HPATCH_EXACT_EVIDENCE": "true"},
+            "HPATCH_EXACT_EVIDENCE",
+            "only hpatch-only, hpatch-diagnostic",
+        ),
+        ("ctp-only", {"HPATCH_EXACT_EVIDENCE": "false"}, "HPATCH_EXACT_EVIDENCE", "ctp-only"),
+        ("hpatch-diagnostic", {"HPATCH_EXACT_EVIDENCE": "yes"}, "HPATCH_EXACT_EVIDENCE", "true"),
+        ("ctp-only", {"CONTROL_ROUTER_IMAGE": "x/r:1"}, "CONTROL_ROUTER_IMAGE", "ctp-only"),
+        (
+            "hpatch-diagnostic",
+            {"CONTROL_ROUTER_IMAGE": "x/r:1"},
+            "CONTROL_ROUTER_IMAGE",
+            "only paired, control-only",
+        ),
         ("sideways", {}, "MODE", "unknown mode"),
     ],
 )

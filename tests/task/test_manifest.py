@@ -332,6 +332,24 @@ MALFORMED = [
 ]
 
 
+MALFORMED += [
+    (
+        "an empty exact final response",
+        _set("final_response", value={"exact": ""}),
+        "$.final_response",
+        "manifest.schema",
+        "Length of 'exact'",
+    ),
+    (
+        "a final response under another name",
+        _set("final_response", value={"text": "Done."}),
+        "$.final_response",
+        "manifest.schema",
+        "unknown field(s): text",
+    ),
+]
+
+
 class TestRefusesMalformedManifests:
     @pytest.mark.parametrize(
         ("change", "field", "code", "text"),

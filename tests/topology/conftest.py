@@ -56,6 +56,11 @@ class Topology:
             self.env[f"HPBENCH_{arm.upper()}_WORKSPACE"] = str(workspace)
             self.env[f"HPBENCH_{arm.upper()}_CODEX_CONFIG"] = str(config)
             self.env[f"HPBENCH_{arm.upper()}_INSTRUCTIONS"] = "/dev/null"
+        # compose.yaml holds every mode's arms; this is a paired topology, and the other
+        # arms' mounts only need a value for the file to load.
+        for arm in ("native", "ctp", "mentor"):
+            for kind in ("WORKSPACE", "CODEX_CONFIG", "INSTRUCTIONS"):
+                self.env[f"HPBENCH_{arm.upper()}_{kind}"] = "/nonexistent"
         cache = root / "gomodcache"
         cache.mkdir()
         self.env["HPBENCH_GOMODCACHE"] = str(cache)
@@ -88,7 +93,11 @@ class Topology:
         """Bring the project up and (unless ``ready`` is False) wait until every service
         listens (bench-ready)."""
         flags = [a for p in profiles for a in ("--profile", p)]
-        done = self.compose(*flags, "up", "--detach", "--wait", "--wait-timeout", "120")
+        services = [
+            f"{arm}-{role}" for arm in ("control", "hpatch") for role in ("router", "agent")
+        ]
+        services += ["sentinel", *(["provider"] if "offline" in profiles else [])]
+        done = self.compose(*flags, "up", "--detach", "--wait", "--wait-timeout", "120", *services)
         assert 0 == done.returncode, done.stderr
         if ready:
             waited = self.ready()

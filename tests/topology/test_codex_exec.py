@@ -35,7 +35,8 @@ class TestCodexExecPerArm:
         """Both arms answer through their own router, and each capture validates."""
         scripts = Path(topology.env["HPBENCH_PROVIDER_SCRIPTS"])
         scripts.mkdir()
-        for arm in ("control", "hpatch"):
+        # The provider serves one script per arm compose.yaml knows; this topology runs two.
+        for arm in ("control", "hpatch", "native", "ctp", "mentor"):
             (scripts / f"{arm}.json").write_text(json.dumps(_script(arm)))
         topology.up("offline")
 

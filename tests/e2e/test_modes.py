@@ -1,0 +1,260 @@
+"""The measuring modes beyond paired, end to end offline: ctp-only, mentor-handoff and
+hpatch-only (hpatch-diagnostic and control-only: test_bench_runs.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import HPBENCH
+from .conftest import bench, bench_inside, leftovers, results, run_bench
+
+pytestmark = [pytest.mark.docker, pytest.mark.e2e]
+
+
+def report_of(run_dir: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((run_dir / "report.json").read_text())
+    return report
+
+
+def services(run_dir: Path, repetition: int = 1) -> list[str]:
+    return (run_dir / "reps" / str(repetition) / "services.txt").read_text().split()
+
+
+def routers(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {r["arm"]: (r["mode"], r["protocol"]) for r in report["provenance"]["routers"]}
+
+
+Ran = tuple[subprocess.CompletedProcess[str], Path]
+
+
+@pytest.fixture(scope="module")
+def ctp_only(runs_dir: Path) -> Ran:
+    # Two repetitions: the order alternates and both pairs are compared.
+    return bench_inside(runs_dir, MODE="ctp-only", REPETITIONS="2")
+
+
+@pytest.fixture(scope="module")
+def mentor_handoff(runs_dir: Path) -> Ran:
+    return bench("mentor-handoff", runs_dir, MENTOR_MODEL="gpt-6-mentor")
+
+
+@pytest.fixture(scope="module")
+def control(runs_dir: Path) -> Path:
+    """A finished control-only run: the published control."""
+    result, run_dir = bench("control-only", runs_dir)
+    assert 0 == result.returncode, result.stderr[-4000:]
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def hpatch_only(runs_dir: Path, control: Path) -> Ran:
+    return bench("hpatch-only", runs_dir, BASELINE=str(control))
+
+
+class TestCtpOnly:
+    @pytest.fixture
+    def run(self, ctp_only: Ran) -> Ran:
+        return ctp_only
+
+    def test_both_protocols_run_and_pass(self, run) -> None:
+        result, run_dir = run
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        assert [
+            "ctp-agent",
+            "ctp-router",
+            "native-agent",
+            "native-router",
+            "provider",
+            "sentinel",
+        ] == services(run_dir)
+        attempts = {(a["repetition"], a["arm"]): a for a in results(run_dir)}
+        assert {(1, "native"), (1, "ctp"), (2, "native"), (2, "ctp")} == set(attempts)
+        assert all(a["passed"] for a in attempts.values())
+        # Alternating order (spec 002): baseline first in odd repetitions.
+        assert (1, 2) == (attempts[(1, "native")]["pair_order"], attempts[(1, "ctp")]["pair_order"])
+        assert (2, 1) == (attempts[(2, "native")]["pair_order"], attempts[(2, "ctp")]["pair_order"])
+
+    def test_each_arm_is_bound_to_its_protocol(self, run) -> None:
+        """native is Hpatch/native and ctp Hpatch/CTP2, both Mentor off, as the captures
+        and the report say."""
+        _, run_dir = run
+        report = report_of(run_dir)
+        assert all(verdict["valid"] for verdict in report["captures"].values())
+        assert {"native": ("hpatch", "native"), "ctp": ("hpatch", "ctp2")} == routers(report)
+        for key in ("1-native", "1-ctp"):
+            metrics = json.loads((run_dir / "routers" / key / "metrics.json").read_text())
+            assert metrics["router"]["mentor"] is False
+
+    def test_the_report_compares_the_two_protocols(self, run) -> None:
+        """The same statistics as paired: McNemar over the pairs, signed deltas ctp - native."""
+        _, run_dir = run
+        report = report_of(run_dir)
+        assert ["ctp", "native"] == sorted(report["correctness"]["arms"])
+        assert 2 == report["correctness"]["mcnemar"]["pairs"]
+        assert report["usage"]["deltas"] is not None
+        summary = (run_dir / "summary.md").read_text()
+        assert "delta (ctp - native)" in summary
+        assert "| control |" not in summary
+
+
+class TestMentorHandoff:
+    @pytest.fixture
+    def run(self, mentor_handoff: Ran) -> Ran:
+        return mentor_handoff
+
+    def test_both_arms_pass_with_valid_captures(self, run) -> None:
+        result, run_dir = run
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        assert [
+            "hpatch-agent",
+            "hpatch-router",
+            "mentor-agent",
+            "mentor-router",
+            "provider",
+            "sentinel",
+        ] == services(run_dir)
+        assert {"hpatch", "mentor"} == {a["arm"] for a in results(run_dir)}
+        report = report_of(run_dir)
+        assert all(verdict["valid"] for verdict in report["captures"].values())
+        # Both arms share the protocol (native by default).
+        assert {"hpatch": ("hpatch", "native"), "mentor": ("hpatch", "native")} == routers(report)
+
+    def test_only_the_treatment_consults_its_mentor(self, run) -> None:
+        """The mentor arm's router has Mentor on, proves its child and makes a request to
+        the mentor model; the baseline's has Mentor off and no child; the report keeps
+        main and mentor traffic apart."""
+        _, run_dir = run
+        mentor = json.loads((run_dir / "routers/1-mentor/metrics.json").read_text())
+        baseline = json.loads((run_dir / "routers/1-hpatch/metrics.json").read_text())
+        assert (True, False) == (mentor["router"]["mentor"], baseline["router"]["mentor"])
+        proofs = (run_dir / "routers/1-mentor/capture/children/proofs.jsonl").read_text()
+        assert [("gpt-6-mentor", "mentor")] == [
+            (json.loads(line)["model"], json.loads(line)["kind"]) for line in proofs.splitlines()
+        ]
+        assert not (run_dir / "routers/1-hpatch/capture/children/proofs.jsonl").exists()
+        models = report_of(run_dir)["models"]
+        assert "gpt-6-mentor" == models["configured"]["mentor"]
+        traffic = {
+            (key, row["traffic"]) for key, rows in models["attempts"].items() for row in rows
+        }
+        assert {("1-hpatch", "main"), ("1-mentor", "main"), ("1-mentor", "mentor")} == traffic
+        summary = (run_dir / "summary.md").read_text()
+        assert "mentor gpt-6-mentor (mentor arm only)" in summary
+        assert "delta (mentor - hpatch)" in summary
+
+
+class TestHpatchOnly:
+    @pytest.fixture
+    def run(self, hpatch_only: Ran) -> Ran:
+        return hpatch_only
+
+    def test_one_fresh_treatment_attempt(self, run) -> None:
+        result, run_dir = run
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        assert ["hpatch-agent", "hpatch-router", "provider", "sentinel"] == services(run_dir)
+        # The imported control is never a new attempt: no attempt, result or router of it.
+        (attempt,) = results(run_dir)
+        assert ("hpatch", True) == (attempt["arm"], attempt["passed"])
+        assert ["1-hpatch"] == sorted(p.name for p in (run_dir / "attempts").iterdir())
+        assert ["1-hpatch"] == sorted(p.name for p in (run_dir / "routers").iterdir())
+        report = report_of(run_dir)
+        assert {"hpatch": ("hpatch", "native")} == routers(report)
+
+    def test_the_control_is_imported_and_labelled(self, run, control: Path) -> None:
+        _, run_dir = run
+        report = report_of(run_dir)
+        imported = report["imported"]
+        assert (control.name, "control-only", 1, True, "current") == (
+            imported["source_run_id"],
+            imported["source_mode"],
+            imported["source_repetition"],
+            imported["passed"],
+            imported["metrics"],
+        )
+        assert ["control", "hpatch"] == sorted(report["correctness"]["arms"])
+        # Current metrics are compared, from the baseline's snapshot.
+        baseline = json.loads((control / "routers/1-control/metrics.json").read_text())
+        assert (
+            report["usage"]["arms"]["control"]["input_tokens"] == baseline["usage"]["input_tokens"]
+        )
+        assert report["usage"]["deltas"] is not None
+        summary = (run_dir / "summary.md").read_text()
+        assert f"imported from run {control.name} (control-only), repetition 1" in summary
+        assert "| control (imported) |" in summary
+        assert "| exact evidence | off |" in summary
+
+    def test_a_mismatching_baseline_is_refused_before_any_model_call(
+        self, runs_dir: Path, control: Path, tmp_path: Path
+    ) -> None:
+        """An exported baseline whose effort is not the run's: refused, naming the field."""
+        exported = tmp_path / "baseline.json"
+        subprocess.run(
+            [str(HPBENCH), "baseline", "export", str(control), "--out", str(exported)],
+            check=True,
+            capture_output=True,
+        )
+        document = json.loads(exported.read_text())
+        document["effort"] = "high"
+        exported.write_text(json.dumps(document))
+        result, run_dir = bench_inside(runs_dir, MODE="hpatch-only", BASELINE=str(exported))
+        assert 0 != result.returncode
+        assert "$.effort" in result.stderr
+        assert "no model was called" in result.stderr
+        assert not (run_dir / "attempts").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "style", "arms"),
+    [
+        ("ctp-only", "argument", {"native", "ctp"}),
+        ("mentor-handoff", "MODE", {"hpatch", "mentor"}),
+        ("hpatch-diagnostic", "argument", {"hpatch"}),
+    ],
+)
+def test_the_other_way_to_name_the_mode(
+    runs_dir: Path, mode: str, style: str, arms: set[str]
+) -> None:
+    """Each mode also runs end to end named the other way (`benchmarks/bench.sh MODE` or
+    `cd benchmarks && MODE=… ./bench.sh`) than its tests above."""
+    if style == "argument":
+        result, run_dir = bench(mode, runs_dir)
+    else:
+        result, run_dir = bench_inside(runs_dir, MODE=mode)
+    assert 0 == result.returncode, result.stderr[-4000:]
+    assert [] == leftovers(run_dir)
+    assert mode == json.loads((run_dir / "run.json").read_text())["mode"]
+    assert arms == {a["arm"] for a in results(run_dir) if a["passed"]}
+
+
+@pytest.mark.parametrize(
+    ("mode", "setting", "message"),
+    [
+        (
+            "ctp-only",
+            {"TREATMENT_MODEL_PROTOCOL": "native"},
+            "TREATMENT_MODEL_PROTOCOL does not apply to ctp-only",
+        ),
+        ("mentor-handoff", {"MENTOR_MODEL": "gpt-6-astra"}, "must differ from MODEL"),
+        ("hpatch-only", {}, "hpatch-only imports its control: set BASELINE"),
+        (
+            "paired",
+            {"HPATCH_EXACT_EVIDENCE": "true"},
+            "HPATCH_EXACT_EVIDENCE does not apply to paired",
+        ),
+    ],
+)
+def test_a_mode_setting_is_refused_before_anything_starts(
+    runs_dir: Path, mode: str, setting: dict[str, str], message: str
+) -> None:
+    result = run_bench(runs_dir, mode, **setting)
+    assert 0 != result.returncode
+    assert message in result.stderr
+    assert "run directory:" not in result.stderr

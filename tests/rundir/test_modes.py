@@ -1,0 +1,55 @@
+"""The mode table: its spellings of the capture contract's values, and every mode's arms."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpbench import modes
+from hpbench.capture.models import Protocol, RouterMode
+from hpbench.modes import ARM_ROUTERS, MODES, arm_protocol, compared_arms
+from hpbench.rundir import Arm
+
+
+def test_the_spellings_are_the_contracts() -> None:
+    """modes.py spells router modes and protocols without loading the capture package;
+    they must be the contract's values."""
+    assert {modes.PASSTHROUGH, modes.HPATCH} == {m.value for m in RouterMode}
+    assert {modes.NATIVE, modes.CTP2} == {p.value for p in Protocol}
+    for router in ARM_ROUTERS.values():
+        RouterMode(router.mode)
+        if router.protocol is not None:
+            Protocol(router.protocol)
+
+
+def test_every_arm_has_one_router_configuration() -> None:
+    assert set(Arm) == set(ARM_ROUTERS)
+    # Spec 002: only the Mentor treatment enables Mentor Handoff.
+    assert [Arm.MENTOR] == [arm for arm, router in ARM_ROUTERS.items() if router.mentor]
+
+
+@pytest.mark.parametrize(
+    ("mode", "compared", "fresh"),
+    [
+        ("paired", ["control", "hpatch"], ("control", "hpatch")),
+        ("control-only", ["control"], ("control",)),
+        ("hpatch-only", ["control", "hpatch"], ("hpatch",)),
+        ("hpatch-diagnostic", ["hpatch"], ("hpatch",)),
+        ("ctp-only", ["native", "ctp"], ("native", "ctp")),
+        ("mentor-handoff", ["hpatch", "mentor"], ("hpatch", "mentor")),
+    ],
+)
+def test_each_mode_compares_and_runs_its_arms(mode, compared, fresh) -> None:
+    assert compared == compared_arms({"mode": mode})
+    assert fresh == tuple(arm.value for arm in MODES[mode].fresh)
+    # Whatever is imported is compared but never run.
+    imported = MODES[mode].imported
+    assert imported is None or imported not in MODES[mode].fresh
+
+
+def test_fixed_arms_ignore_the_run_protocol() -> None:
+    assert ("native", "ctp2") == (arm_protocol(Arm.NATIVE, "ctp2"), arm_protocol(Arm.CTP, "native"))
+    assert ("ctp2", "native") == (
+        arm_protocol(Arm.HPATCH, "ctp2"),
+        arm_protocol(Arm.CONTROL, "ctp2"),
+    )
+    assert "ctp2" == arm_protocol(Arm.MENTOR, "ctp2")

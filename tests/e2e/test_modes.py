@@ -210,6 +210,26 @@ class TestHpatchOnly:
         assert "no model was called" in result.stderr
         assert not (run_dir / "attempts").exists()
 
+    def test_an_exported_baseline_file_from_inside_benchmarks(
+        self, runs_dir: Path, control: Path, tmp_path: Path
+    ) -> None:
+        """`cd benchmarks && MODE=hpatch-only ./bench.sh` with BASELINE naming the file
+        `hpbench baseline export` published (the fixture's run names a run directory)."""
+        exported = tmp_path / "baseline.json"
+        subprocess.run(
+            [str(HPBENCH), "baseline", "export", str(control), "--out", str(exported)],
+            check=True,
+            capture_output=True,
+        )
+        result, run_dir = bench_inside(runs_dir, MODE="hpatch-only", BASELINE=str(exported))
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        assert [("hpatch", True)] == [(a["arm"], a["passed"]) for a in results(run_dir)]
+        imported = report_of(run_dir)["imported"]
+        assert (control.name, True) == (imported["source_run_id"], imported["passed"])
+        kept = json.loads((run_dir / "imported" / "baseline.json").read_text())
+        assert kept == json.loads(exported.read_text())
+
 
 @pytest.mark.parametrize(
     ("mode", "style", "arms"),

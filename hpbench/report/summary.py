@@ -436,7 +436,8 @@ def _compression(report: dict[str, Any]) -> list[str]:
         "## CTP compression",
         "",
         f"The task requires positive token savings ({', '.join(gate['required'])}; "
-        "client minus provider, signed) in every treatment attempt.",
+        "client minus provider, signed) in every attempt its mode holds to it: the "
+        "treatment's, and with CTP/2 in mentor-handoff both arms'.",
         "",
     ]
     rows = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,6 +85,16 @@ def bench_inside(runs_dir: Path, **extra: str) -> tuple[subprocess.CompletedProc
     """``cd benchmarks && MODE=… ./bench.sh`` to the end; the result and the run directory."""
     result = run_bench(runs_dir, **extra)
     return result, run_dir_of(result.stderr)
+
+
+def task_with(tmp_path: Path, manifest_text: str, task: str = "kv-rangestream") -> Path:
+    """A tasks directory (for HPBENCH_TASKS_DIR) holding a copy of ``task`` whose manifest
+    ends with ``manifest_text``."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(REPO_ROOT / "tasks" / task, tasks / task)
+    manifest = tasks / task / "task.toml"
+    manifest.write_text(manifest.read_text() + manifest_text)
+    return tasks
 
 
 @pytest.fixture(scope="module")

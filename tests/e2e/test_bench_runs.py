@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -34,6 +33,7 @@ from .conftest import (
     results,
     run_bench,
     run_dir_of,
+    task_with,
 )
 
 pytestmark = [pytest.mark.docker, pytest.mark.e2e]
@@ -406,12 +406,7 @@ class TestExactFinalResponse:
     the demo's control ends with DEMO_ANSWER, then nothing but the turn's end."""
 
     def _run(self, runs_dir: Path, tmp_path: Path, exact: str) -> tuple[Path, dict[str, Any]]:
-        tasks = tmp_path / "tasks"
-        shutil.copytree(REPO_ROOT / "tasks" / "kv-rangestream", tasks / "kv-rangestream")
-        manifest = tasks / "kv-rangestream" / "task.toml"
-        manifest.write_text(
-            manifest.read_text() + f"\n[final_response]\nexact = {json.dumps(exact)}\n"
-        )
+        tasks = task_with(tmp_path, f"\n[final_response]\nexact = {json.dumps(exact)}\n")
         result, run_dir = bench("control-only", runs_dir, HPBENCH_TASKS_DIR=str(tasks))
         assert [] == leftovers(run_dir)
         (attempt,) = results(run_dir)
@@ -454,11 +449,7 @@ class TestCommentaryCoverage:
     )
 
     def _run(self, runs_dir: Path, tmp_path: Path, pattern: str) -> tuple[Path, int]:
-        tasks = tmp_path / "tasks"
-        shutil.copytree(REPO_ROOT / "tasks" / "kv-rangestream", tasks / "kv-rangestream")
-        manifest = tasks / "kv-rangestream" / "task.toml"
-        profile = self.PROFILE.format(pattern=json.dumps(pattern))
-        manifest.write_text(manifest.read_text() + profile)
+        tasks = task_with(tmp_path, self.PROFILE.format(pattern=json.dumps(pattern)))
         result, run_dir = bench("control-only", runs_dir, HPBENCH_TASKS_DIR=str(tasks))
         assert [] == leftovers(run_dir)
         return run_dir, result.returncode

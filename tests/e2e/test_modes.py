@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ..conftest import HPBENCH
-from .conftest import bench, bench_inside, leftovers, results, run_bench
+from .conftest import bench, bench_inside, leftovers, results, run_bench, task_with
 
 pytestmark = [pytest.mark.docker, pytest.mark.e2e]
 
@@ -278,3 +278,71 @@ def test_a_mode_setting_is_refused_before_anything_starts(
     assert 0 != result.returncode
     assert message in result.stderr
     assert "run directory:" not in result.stderr
+
+
+# A task that requires both directions of CTP compression (spec 002's gate).
+COMPRESSION = '\n[ctp]\nrequire_compression = ["input", "output"]\n'
+
+
+class TestCompressionGate:
+    """The task's compression requirement through the whole flow, held to the attempts
+    each mode names, with measured values; and a treatment that does not compress fails
+    the run."""
+
+    def _gate(self, run_dir: Path) -> dict[str, Any]:
+        gate: dict[str, Any] = report_of(run_dir)["compression"]
+        return gate
+
+    def test_ctp_only_holds_the_ctp_arm(self, runs_dir: Path, tmp_path: Path) -> None:
+        tasks = task_with(tmp_path, COMPRESSION)
+        result, run_dir = bench("ctp-only", runs_dir, HPBENCH_TASKS_DIR=str(tasks))
+        assert 0 == result.returncode, result.stderr[-4000:]
+        gate = self._gate(run_dir)
+        assert (["1-ctp"], []) == (sorted(gate["attempts"]), gate["failures"])
+        assert all(value > 0 for value in gate["attempts"]["1-ctp"].values()), gate
+        assert "## CTP compression" in (run_dir / "summary.md").read_text()
+
+    def test_mentor_handoff_on_ctp2_holds_both_arms_on_an_unchanged_schedule(
+        self, runs_dir: Path, tmp_path: Path
+    ) -> None:
+        """Both arms share CTP/2 and both meet the requirement; the mentor's child
+        schedule is the one the native run had (one consultation, one proof)."""
+        tasks = task_with(tmp_path, COMPRESSION)
+        result, run_dir = bench_inside(
+            runs_dir,
+            MODE="mentor-handoff",
+            MENTOR_MODEL_PROTOCOL="ctp2",
+            HPBENCH_TASKS_DIR=str(tasks),
+        )
+        assert 0 == result.returncode, result.stderr[-4000:]
+        assert [] == leftovers(run_dir)
+        report = report_of(run_dir)
+        assert {"hpatch": ("hpatch", "ctp2"), "mentor": ("hpatch", "ctp2")} == routers(report)
+        gate = self._gate(run_dir)
+        assert (["1-hpatch", "1-mentor"], []) == (sorted(gate["attempts"]), gate["failures"])
+        proofs = (run_dir / "routers/1-mentor/capture/children/proofs.jsonl").read_text()
+        assert ["scripted-mentor"] == [json.loads(line)["model"] for line in proofs.splitlines()]
+
+    def test_a_treatment_that_does_not_compress_fails_the_run(
+        self, runs_dir: Path, tmp_path: Path
+    ) -> None:
+        """Paired on the native protocol saves no output tokens: both attempts pass their
+        hidden tests, the gate fails the run with the measured value, never a made-up one."""
+        tasks = task_with(tmp_path, COMPRESSION)
+        result, run_dir = bench(
+            "paired",
+            runs_dir,
+            TREATMENT_MODEL_PROTOCOL="native",
+            HPBENCH_TASKS_DIR=str(tasks),
+        )
+        assert 0 != result.returncode
+        assert [] == leftovers(run_dir)
+        assert all(attempt["passed"] for attempt in results(run_dir))
+        gate = self._gate(run_dir)
+        assert ["1-hpatch"] == sorted(gate["attempts"])
+        assert any(
+            failure.startswith("1-hpatch: output compression required, measured")
+            for failure in gate["failures"]
+        ), gate
+        summary = (run_dir / "summary.md").read_text()
+        assert "- FAILED: 1-hpatch: output compression required, measured" in summary

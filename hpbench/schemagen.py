@@ -41,6 +41,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.changes.model:CONTRACT",
     "hpbench.reference.script:CONTRACT",
     "hpbench.baseline:CONTRACT",
+    "hpbench.codecreplay.manifest:CONTRACT",
 )
 
 

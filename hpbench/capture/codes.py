@@ -57,6 +57,9 @@ MODELS_MENTOR_MISSING: Final = "capture.models.mentor_missing"
 MODELS_UNPROVED: Final = "capture.models.unproved"
 CHILD_PROOF: Final = "capture.child_proof"
 
+# Cache-prefix observations (spec 002's diagnostic table; optional evidence)
+CACHE_PREFIX: Final = "capture.cache_prefix"
+
 ALL: Final = (
     SNAPSHOT_MISSING,
     SNAPSHOT_SYNTAX,
@@ -98,5 +101,6 @@ ALL: Final = (
     MODELS_MENTOR_MISSING,
     MODELS_UNPROVED,
     CHILD_PROOF,
+    CACHE_PREFIX,
 )
 """Every code, in documentation order."""

@@ -39,6 +39,7 @@ from hpbench.capture.models import (
     Record,
     RouterMode,
 )
+from hpbench.capture.prefix import PrefixCheck, PrefixRow, observations_path, read_observations
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.rundir import Arm
@@ -115,6 +116,9 @@ class CaptureReport:
     suppressed: Mapping[str, int]
     snapshot: MetricsSnapshot | None
     codex: tuple[CodexThread, ...]
+    # The cache-prefix table's rows (hpbench.capture.prefix); every status is
+    # "unavailable" when the router retained no observation.
+    cache_prefix: tuple[PrefixRow, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -351,12 +355,14 @@ def validate_capture(
     directory = Path(records)
     paths = record_files(directory) if directory.is_dir() else []
     watch = ModelCheck(models, sink) if models is not None else None
-    stream = RecordStream(
-        sink,
-        mode=router.mode,
-        protocol=router.protocol,
-        watch=watch.see if watch is not None else None,
-    )
+    prefix = PrefixCheck(sink)
+
+    def see(record: Record, file: str, line: int) -> None:
+        prefix.see(record, file, line)
+        if watch is not None:
+            watch.see(record, file, line)
+
+    stream = RecordStream(sink, mode=router.mode, protocol=router.protocol, watch=see)
     for path in paths:
         stream.read(path)
     stream.finish()
@@ -381,6 +387,10 @@ def validate_capture(
         spawned = [child for thread in codex_threads for child in thread.spawned]
         watch.finish(read_proofs(directory, sink), spawned)
 
+    prefix_rows = prefix.finish(
+        read_observations(directory, sink) if paths else None, str(observations_path(directory))
+    )
+
     label = None if codes.BINDING in sink.counts else binding.label
     # A logger per call, so a configuration made later (or by a test) applies to it.
     structlog.get_logger("hpbench.capture").info(
@@ -403,6 +413,7 @@ def validate_capture(
         suppressed=sink.suppressed(),
         snapshot=structured,
         codex=tuple(codex_threads),
+        cache_prefix=prefix_rows,
     )
 
 

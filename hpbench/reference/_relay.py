@@ -29,6 +29,7 @@ from hpbench.capture import (
 )
 from hpbench.capture.children import MENTOR_SUBAGENT, PROOF_SCHEMA, ChildProof, append_proof
 from hpbench.capture.models import Count, Ident
+from hpbench.capture.prefix import PrefixWatch, Stage
 from hpbench.reference import _http
 from hpbench.reference._mentor import (
     Schedule,
@@ -92,6 +93,8 @@ class Router:
         self.capture = capture
         self.transform = Transform(capture.mode, capture.protocol, mentor=mentor_model is not None)
         self.mentor = Schedule(mentor_model)
+        # Whether each request kept its thread's prompt prefix, client and provider side.
+        self.prefix = PrefixWatch(capture.directory)
         self.retries = retries
         self.connect_timeout = connect_timeout
         self.head_timeout = head_timeout
@@ -128,6 +131,13 @@ class Router:
             exchange.routing = self.transform.prepare(request.body, thread)
             if capture is not None:
                 await self._consult_mentor(request, capture, exchange.routing)
+        if capture is not None:
+            thread_id = capture.client.thread.thread_id
+            for stage, body in (
+                (Stage.CLIENT, request.body),
+                (Stage.PROVIDER, exchange.upstream_body(request)),
+            ):
+                self.prefix.observe(capture.exchange, thread_id, stage, body)
         attempts = 0
         reusable = False
         try:

@@ -100,4 +100,4 @@ def check_router_capture(
         expect_protocol=expect_protocol,
         models=models,
     )
-    return CaptureVerdict(report.findings, report.snapshot)
+    return CaptureVerdict(report.findings, report.snapshot, report.cache_prefix)

@@ -16,6 +16,7 @@ import attrs
 
 from hpbench import schemagen
 from hpbench.capture.models import Comparison, RejectionCause, ToolShape
+from hpbench.capture.prefix import PrefixRow
 from hpbench.capture.schema import NAMED_TYPES
 from hpbench.findings import Finding
 from hpbench.provenance import RouterImage
@@ -550,6 +551,12 @@ class ReportDocument:
         metadata=doc("hpatch-only's imported control and its source; null in other modes.")
     )
     models: Models = attrs.field(metadata=doc("Main, child and mentor models per attempt."))
+    cache_prefix: dict[str, tuple[PrefixRow, ...] | None] = attrs.field(
+        metadata=doc(
+            "By `<repetition>-<arm>`: each root-thread request's cache-prefix statuses "
+            "(spec 002's diagnostic table); null without a valid capture."
+        )
+    )
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 
 

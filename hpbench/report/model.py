@@ -99,6 +99,8 @@ class _Captured:
     evidence: dict[str, Any]
     directories: list[Path]
     valid: dict[str, MetricsSnapshot]
+    # Each capture's cache-prefix rows (spec 002's diagnostic table); null when invalid.
+    cache_prefix: dict[str, list[dict[str, Any]] | None]
 
 
 def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captured:
@@ -108,6 +110,7 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
     evidence: dict[str, Any] = {}
     directories: list[Path] = []
     valid: dict[str, MetricsSnapshot] = {}
+    prefix: dict[str, list[dict[str, Any]] | None] = {}
     for arm in arms:
         for repetition, router_dir in _router_dirs(run_dir, arm):
             key = f"{repetition}-{arm}"
@@ -119,10 +122,12 @@ def _captures(run_dir: Path, arms: Sequence[str], check: CaptureCheck) -> _Captu
             }
             evidence[key] = router_evidence(router_dir, verdict.snapshot)
             directories.append(router_dir / CAPTURE_DIR)
+            prefix[key] = None
             if verdict.valid and verdict.snapshot is not None:
                 per_attempt[key] = attempt_figures(verdict.snapshot)
                 valid[key] = verdict.snapshot
-    return _Captured(captures, per_attempt, evidence, directories, valid)
+                prefix[key] = [attrs.asdict(row) for row in verdict.cache_prefix]
+    return _Captured(captures, per_attempt, evidence, directories, valid, prefix)
 
 
 def _usage(
@@ -383,6 +388,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
             sorted(attempt_keys), snapshots, main=run["model"], mentor=run["mentor_model"] or None
         ),
         "imported": _imported_section(imported),
+        "cache_prefix": captured.cache_prefix,
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

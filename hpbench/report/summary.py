@@ -22,6 +22,7 @@ from hpbench.report.markdown import (
 )
 from hpbench.report.summary_hpatch import hpatch_section
 from hpbench.report.summary_models import models_section
+from hpbench.report.summary_prefix import cache_prefix_section
 from hpbench.report.summary_usage import evidence_section, usage_section
 from hpbench.report.summary_what_ran import what_ran_section
 
@@ -472,6 +473,7 @@ def render_summary(report: dict[str, Any]) -> str:
         _instructions(report),
         hpatch_section(report),
         _compression(report),
+        cache_prefix_section(report),
         _phases(report),
     ]
     return "\n".join(line for section in sections for line in section).rstrip("\n") + "\n"

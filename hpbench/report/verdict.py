@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 
 from hpbench.capture.models import MetricsSnapshot
+from hpbench.capture.prefix import PrefixRow
 from hpbench.findings import Finding
 
 
@@ -20,6 +21,8 @@ class CaptureVerdict:
 
     findings: tuple[Finding, ...]
     snapshot: MetricsSnapshot | None
+    # The cache-prefix table's rows (hpbench.capture.prefix).
+    cache_prefix: tuple[PrefixRow, ...] = ()
 
     @property
     def valid(self) -> bool:

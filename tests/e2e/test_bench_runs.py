@@ -160,6 +160,22 @@ class TestOneArmModes:
         summary = (run_dir / "summary.md").read_text()
         assert "No control arm ran in this mode" in summary
         assert "| control |" not in summary
+        # The cache-prefix table (spec 002): Codex's own history keeps its prefix, while
+        # CTP/2's elision of older outputs changes the provider's; statuses only.
+        rows = report["cache_prefix"]["1-hpatch"]
+        assert "first" == rows[0]["client"] == rows[0]["provider"]
+        assert {"stable"} == {row["client"] for row in rows[1:]}
+        assert any("provider:input_prefix" in row["changed"] for row in rows), rows
+        assert "## Cache prefix" in summary
+        assert "| 2 |" in summary.split("## Cache prefix")[1]
+        # No identity of the capture reaches the summary.
+        records = (run_dir / "routers/1-hpatch/capture/records.jsonl").read_text()
+        threads = {
+            json.loads(line)["thread"]["thread_id"]
+            for line in records.splitlines()
+            if json.loads(line)["kind"] == "client"
+        }
+        assert threads and not any(thread in summary for thread in threads)
 
     def test_the_diagnostic_protocol_is_refused_elsewhere(self, runs_dir: Path) -> None:
         result = run_bench(runs_dir, "paired", DIAGNOSTIC_MODEL_PROTOCOL="ctp2")

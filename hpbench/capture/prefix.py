@@ -269,8 +269,10 @@ class PrefixCheck:
     """Collects what the table needs from the records in the validator's one pass, then
     holds the observations to them."""
 
-    def __init__(self, sink: FindingSink) -> None:
+    def __init__(self, sink: FindingSink, *, passthrough: bool = False) -> None:
         self.sink = sink
+        # A passthrough router sends upstream what it got: its two stages must agree.
+        self.passthrough = passthrough
         self.exchanges: dict[int, _Exchange] = {}
 
     def see(self, record: Record, file: str, line: int) -> None:
@@ -320,6 +322,7 @@ class PrefixCheck:
             if not exchange.root:
                 continue
             stages = {stage: by_key.get((number, stage)) for stage in Stage}
+            self._agree(number, stages, file)
             changed = [
                 f"{stage.value}:{category.value}"
                 for stage, seen in stages.items()
@@ -339,6 +342,20 @@ class PrefixCheck:
                 )
             )
         return tuple(rows)
+
+    def _agree(
+        self, number: int, stages: Mapping[Stage, PrefixObservation | None], file: str
+    ) -> None:
+        client, provider = stages[Stage.CLIENT], stages[Stage.PROVIDER]
+        if not self.passthrough or client is None or provider is None:
+            return
+        if (client.status, client.changed) != (provider.status, provider.changed):
+            self.sink.add(
+                codes.CACHE_PREFIX,
+                f"exchange {number}: a passthrough router's client and provider stages "
+                f"disagree ({client.status.value} and {provider.status.value})",
+                file=file,
+            )
 
 
 def _cached(usage: Any) -> int | None:

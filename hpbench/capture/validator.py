@@ -355,7 +355,7 @@ def validate_capture(
     directory = Path(records)
     paths = record_files(directory) if directory.is_dir() else []
     watch = ModelCheck(models, sink) if models is not None else None
-    prefix = PrefixCheck(sink)
+    prefix = PrefixCheck(sink, passthrough=router.mode is RouterMode.PASSTHROUGH)
 
     def see(record: Record, file: str, line: int) -> None:
         prefix.see(record, file, line)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from hpbench.capture import codes
+from hpbench.capture.models import RouterMode
 from hpbench.capture.prefix import (
     Category,
     PrefixWatch,
@@ -252,3 +253,22 @@ class TestValidation:
         report = validate(records, metrics)
         (found,) = [f for f in report.findings if f.code == codes.CACHE_PREFIX]
         assert 2 == found.line
+
+
+def test_a_passthrough_router_whose_stages_disagree_is_refused(tmp_path: Path) -> None:
+    """A passthrough router sends upstream what it got, so a provider-side change its
+    client side does not show is a false observation."""
+    records = tmp_path / "capture"
+    snapshot = write_synthetic_capture(
+        records, mode=RouterMode.PASSTHROUGH, exchanges=2, retry_every=0, child_every=0
+    )
+    metrics = write_snapshot(snapshot, tmp_path / "metrics.json")
+    one, two = [r.exchange for _, _, r in iter_records(records) if r.kind == "client"]
+    agreeing = [line(one, "first"), line(one, "first", stage="provider"), line(two, "stable")]
+    write_lines(records, [*agreeing, line(two, "stable", stage="provider")])
+    report = validate_capture(records, metrics, arm="control")
+    assert report.ok, report.findings
+    write_lines(records, [*agreeing, line(two, "changed", ["input_prefix"], stage="provider")])
+    report = validate_capture(records, metrics, arm="control")
+    (found,) = report.findings
+    assert "stages disagree (stable and changed)" in found.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hpbench import modes
@@ -53,3 +55,22 @@ def test_fixed_arms_ignore_the_run_protocol() -> None:
         arm_protocol(Arm.CONTROL, "ctp2"),
     )
     assert "ctp2" == arm_protocol(Arm.MENTOR, "ctp2")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("override", "role"),
+    [("codex-auth-file.yaml", "agent"), ("provider-ca-bundle.yaml", "router")],
+)
+def test_every_arm_gets_the_real_run_overrides(override: str, role: str) -> None:
+    """A real ctp-only or mentor-handoff run mounts the auth file into its agents and the
+    provider's CA bundle into its routers like paired does: an arm the override left out
+    would run without its credential or its provider's certificate."""
+    text = (REPO / "contrib" / "compose" / override).read_text()
+    compose = (REPO / "compose.yaml").read_text()
+    for arm in Arm:
+        service = f"  {arm.value}-{role}:\n"
+        assert service in compose, service
+        assert service in text, f"{override} leaves out {arm.value}-{role}"

@@ -323,11 +323,26 @@ class Outcome:
 
 
 @attrs.frozen
+class ExactAttempt:
+    """One completed routed call's exact strings, for the exact-evidence recorder only
+    (built only when it is on): the call, the model's hpatch input, and the text the
+    model reads back (Codex's answer when the edit applied, else the diagnostic)."""
+
+    call_id: str
+    tool: HpatchTool
+    applied: bool
+    payload: str
+    answer: str
+
+
+@attrs.frozen
 class UpstreamInput:
-    """A request's ``input`` as the provider is sent it, and the outcomes first seen in it."""
+    """A request's ``input`` as the provider is sent it, and the outcomes first seen in it
+    (with their exact strings when ``exact`` was asked for)."""
 
     items: list[Any]
     outcomes: list[Outcome] = attrs.field(factory=list)
+    exact: list[ExactAttempt] = attrs.field(factory=list)
 
 
 def applied(text: str) -> bool:
@@ -412,7 +427,7 @@ def _restore(item: Any) -> tuple[dict[str, Any], _Routed] | None:
 
 
 def upstream_input(
-    items: list[Any], *, thread: str, correlated: set[tuple[str, str]]
+    items: list[Any], *, thread: str, correlated: set[tuple[str, str]], exact: bool = False
 ) -> UpstreamInput:
     """``input`` as the provider is sent it, with the outcomes not yet correlated.
 
@@ -434,6 +449,7 @@ def upstream_input(
             routed[item["call_id"]] = found[1]
     result: list[Any] = []
     outcomes: list[Outcome] = []
+    kept: list[ExactAttempt] = []
     for position, item in enumerate(items):
         if position in restored:
             result.append(restored[position])
@@ -449,7 +465,18 @@ def upstream_input(
         if key not in correlated:
             correlated.add(key)
             outcomes.append(outcome)
-    return UpstreamInput(result, outcomes)
+            if exact:
+                answered = output_text(answer.get("output"))
+                kept.append(
+                    ExactAttempt(
+                        item["call_id"],
+                        call.tool,
+                        outcome.applied,
+                        call.hpatch_input,
+                        text if answered is None else answered,
+                    )
+                )
+    return UpstreamInput(result, outcomes, kept)
 
 
 def _routed_answer(item: Any, routed: dict[str, _Routed]) -> _Routed | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -31,6 +32,7 @@ from hpbench.capture.children import MENTOR_SUBAGENT, PROOF_SCHEMA, ChildProof, 
 from hpbench.capture.models import Count, Ident
 from hpbench.capture.prefix import PrefixWatch, Stage
 from hpbench.reference import _http
+from hpbench.reference._exact import ExactRecorder
 from hpbench.reference._mentor import (
     Schedule,
     advice_of,
@@ -85,13 +87,21 @@ class Router:
         *,
         retries: int = 1,
         mentor_model: str | None = None,
+        exact_evidence: Path | None = None,
         connect_timeout: float = 10.0,
         head_timeout: float = 300.0,
         idle_timeout: float = 300.0,
     ) -> None:
         self.upstream = upstream
         self.capture = capture
-        self.transform = Transform(capture.mode, capture.protocol, mentor=mentor_model is not None)
+        self.transform = Transform(
+            capture.mode,
+            capture.protocol,
+            mentor=mentor_model is not None,
+            exact=exact_evidence is not None,
+        )
+        # Off (None): no recorder, and the transform builds no exact strings at all.
+        self.exact = ExactRecorder(exact_evidence) if exact_evidence is not None else None
         self.mentor = Schedule(mentor_model)
         # Whether each request kept its thread's prompt prefix, client and provider side.
         self.prefix = PrefixWatch(capture.directory)
@@ -131,6 +141,14 @@ class Router:
             exchange.routing = self.transform.prepare(request.body, thread)
             if capture is not None:
                 await self._consult_mentor(request, capture, exchange.routing)
+        if capture is not None and self.exact is not None and exchange.routing is not None:
+            self.exact.record(
+                exchange=capture.exchange,
+                session=capture.client.thread.root_thread_id,
+                thread=capture.client.thread.thread_id,
+                model=capture.client.requested_model,
+                attempts=exchange.routing.exact,
+            )
         if capture is not None:
             thread_id = capture.client.thread.thread_id
             for stage, body in (

@@ -56,6 +56,8 @@ class Routing:
     hidden_items: set[str] = attrs.field(factory=set)
     expanded: int = 0
     unresolved: int = 0
+    # The completed calls' exact strings (only with exact evidence on).
+    exact: list[_hpatch.ExactAttempt] = attrs.field(factory=list)
 
     def append_input(self, item: dict[str, Any]) -> None:
         """Add one item at the end of what goes upstream (the mentor's handoff)."""
@@ -102,10 +104,15 @@ class Transform:
     because Codex resends the whole history with every request.
     """
 
-    def __init__(self, mode: RouterMode, protocol: Protocol, *, mentor: bool = False) -> None:
+    def __init__(
+        self, mode: RouterMode, protocol: Protocol, *, mentor: bool = False, exact: bool = False
+    ) -> None:
         self.hpatch = mode is RouterMode.HPATCH
         self.ctp2 = protocol is Protocol.CTP2
         self.mentor = mentor
+        # Exact evidence (spec 004): keep each completed call's exact strings; off, none
+        # is even built.
+        self.exact = exact and self.hpatch
         self._correlated: set[tuple[str, str]] = set()
 
     @property
@@ -128,10 +135,13 @@ class Transform:
         routing = Routing(body, history=history)
         items = history
         if self.hpatch:
-            upstream = _hpatch.upstream_input(items, thread=thread, correlated=self._correlated)
+            upstream = _hpatch.upstream_input(
+                items, thread=thread, correlated=self._correlated, exact=self.exact
+            )
             items = upstream.items
             for outcome in upstream.outcomes:
                 routing.take(outcome)
+            routing.exact = upstream.exact
             data = _hpatch.with_tools(data)
         if self.ctp2:
             items = _ctp2.compress_input(items)

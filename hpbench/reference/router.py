@@ -99,6 +99,12 @@ def _mentor(text: str) -> str:
     return text
 
 
+def _exact_needs_hpatch(directory: Path | None, mode: str) -> None:
+    if directory is not None and mode != RouterMode.HPATCH.value:
+        msg = "--exact-evidence needs --mode hpatch: only Hpatch calls have exact evidence"
+        raise ValueError(msg)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The router's command line."""
     parser = argparse.ArgumentParser(
@@ -117,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_mentor,
         metavar="MODEL|off",
         help="Mentor Handoff: the mentor model to consult, or off (the default; the control's)",
+    )
+    parser.add_argument(
+        "--exact-evidence",
+        type=Path,
+        metavar="DIR",
+        help="keep each completed hpatch/hpatch_recover call's exact strings in DIR/records "
+        "(spec 004's exact evidence; hpatch mode only; off when not given)",
     )
     parser.add_argument(
         "--upstream-retries",
@@ -143,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = _server.parse_listen(args.listen)
         upstream = Upstream.parse(args.upstream)
         mentor_model = None if args.mentor == "off" else args.mentor
+        _exact_needs_hpatch(args.exact_evidence, args.mode)
         capture = CaptureWriter(
             args.capture_output,
             mode=RouterMode(args.mode),
@@ -157,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         capture,
         retries=args.upstream_retries,
         mentor_model=mentor_model,
+        exact_evidence=args.exact_evidence,
         head_timeout=args.upstream_idle_timeout,
         idle_timeout=args.upstream_idle_timeout,
     )

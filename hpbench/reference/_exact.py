@@ -1,0 +1,117 @@
+"""The reference router's exact-evidence recorder (``--exact-evidence DIR``, spec 004).
+
+Test equipment, like the rest of the reference router: it writes what spec 004 asks a
+treatment router to retain when the benchmark turns exact evidence on, so the runner's
+checks (``hpbench/exactevidence``) are exercised end to end. Each completed routed
+``hpatch`` or ``hpatch_recover`` call becomes one ``hpbench.hpatch-exact-evidence.v1``
+object: its identities (session, thread, the exchange whose request carried the outcome
+back, call, chain, attempt, tool, correction, model, outcome) and three exact strings with
+their UTF-8 byte lengths and SHA-256 digests: the model's hpatch input, Codex's answer
+when the edit applied (the report), or the diagnostic the model read when it did not.
+Never a header, a credential, a shell or plugin call, or the apply_patch text Codex ran.
+
+A chain is a call and the ``hpatch_recover`` calls that follow it in its thread: the
+first is attempt 1, each correction the next. Each object is published once, mode 0600,
+through a unique temporary file in the same directory and an atomic rename, in
+``DIR/records/`` (mode 0700). A failure to record is logged and never changes routing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+
+from hpbench._jsonio import canonical_json
+from hpbench.reference import _hpatch
+
+RECORD_SCHEMA: Final = "hpbench.hpatch-exact-evidence.v1"
+RECORDS_DIR: Final = "records"
+
+log = structlog.get_logger("hpbench.reference.exact")
+
+
+def exact_string(text: str) -> dict[str, Any]:
+    """One exact string with its UTF-8 length and digest."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    return {"text": text, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def record_name(exchange: int, call_id: str) -> str:
+    """The record's file name: unique per (exchange, call), naming neither."""
+    digest = hashlib.sha256(call_id.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return f"{exchange}-{digest[:16]}.json"
+
+
+class ExactRecorder:
+    """Publishes one record per completed routed call, and remembers each thread's chain."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory) / RECORDS_DIR
+        # Per thread: the open chain's first call and how many attempts it has had.
+        self._chains: dict[str, tuple[str, int]] = {}
+
+    def _place(self, thread: str, attempt: _hpatch.ExactAttempt) -> tuple[str, int]:
+        chain = self._chains.get(thread)
+        if attempt.tool == _hpatch.RECOVER_TOOL and chain is not None:
+            placed = (chain[0], chain[1] + 1)
+        else:
+            placed = (attempt.call_id, 1)
+        self._chains[thread] = placed
+        return placed
+
+    def record(
+        self,
+        *,
+        exchange: int,
+        session: str,
+        thread: str,
+        model: str | None,
+        attempts: Sequence[_hpatch.ExactAttempt],
+    ) -> None:
+        """Publish the records of the calls whose outcomes ``exchange``'s request carried."""
+        for attempt in attempts:
+            chain, number = self._place(thread, attempt)
+            correction = attempt.tool == _hpatch.RECOVER_TOOL
+            if correction and number == 1:
+                # A correction with no call before it in its thread: no chain to place it
+                # in, so no record rather than a made-up one (the runner counts it missing).
+                log.warning("exact evidence: a correction without a chain", exchange=exchange)
+                continue
+            document = {
+                "schema": RECORD_SCHEMA,
+                "session": session,
+                "thread": thread,
+                "exchange": exchange,
+                "call": attempt.call_id,
+                "chain": chain,
+                "attempt": number,
+                "tool": attempt.tool,
+                "correction": correction,
+                "model": model,
+                "outcome": "applied" if attempt.applied else "rejected",
+                "payload": exact_string(attempt.payload),
+                "report": exact_string(attempt.answer) if attempt.applied else None,
+                "diagnostic": None if attempt.applied else exact_string(attempt.answer),
+            }
+            try:
+                self._publish(record_name(exchange, attempt.call_id), document)
+            except OSError as exc:
+                log.warning("exact evidence: a record was not written", error=str(exc))
+
+    def _publish(self, name: str, document: dict[str, Any]) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = self.directory / f".{name}.{uuid.uuid4().hex}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                stream.write(canonical_json(document) + "\n")
+            temporary.replace(self.directory / name)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise

@@ -39,7 +39,7 @@ from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
 from hpbench.provenance import Observed, read_observed
-from hpbench.rundir import Arm, RunLayout
+from hpbench.rundir import EXACT_EVIDENCE_DIR, Arm, RunLayout
 from hpbench.settings import (
     API_KEY_VARIABLES,
     AUTH_FILE_VARIABLE,
@@ -54,6 +54,8 @@ PLAN_SCHEMA = "hpbench.run.v3"
 # Where Codex finds its base instructions inside the agent (compose.yaml mounts them).
 AGENT_INSTRUCTIONS_PATH = "/run/hpbench/instructions.md"
 ROUTER_PORT = 8080
+# Where a treatment router with exact evidence on keeps its records, in its container.
+EXACT_EVIDENCE_PATH = f"/capture/{EXACT_EVIDENCE_DIR}"
 
 
 @attrs.frozen
@@ -222,6 +224,14 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     # Paths the topology mounts through an override file bench-repetition adds when set.
     _override("HPBENCH_AUTH_FILE", "auth_file", "codex-auth-file.yaml"),
     _override("HPBENCH_PROVIDER_CA_BUNDLE", "provider_ca_bundle", "provider-ca-bundle.yaml"),
+    # Exact evidence on: where the treatment router keeps its records (inside its capture,
+    # so they are per attempt and collected with it); empty when off.
+    ShellVariable(
+        "HPBENCH_EXACT_EVIDENCE",
+        lambda p, _: EXACT_EVIDENCE_PATH if p.exact_evidence else "",
+        ("exact_evidence",),
+        (_LIB + "bench-repetition", "contrib/compose/exact-evidence.yaml"),
+    ),
     # The run's Hpatch protocol (the hpatch and mentor routers'; native and ctp are fixed).
     _compose("HPBENCH_MODEL_PROTOCOL", "treatment_model_protocol"),
     # The Mentor treatment's mentor model (mentor-handoff only; empty otherwise).

@@ -64,6 +64,10 @@ PROVIDER_RECORDS = "provider.jsonl"
 # Files of one router directory (routers/<rep>-<arm>/).
 METRICS_JSON = "metrics.json"
 CAPTURE_DIR = "capture"
+# Inside a treatment router's capture when exact evidence is on (spec 004): its records,
+# and the run's consolidation of every attempt's.
+EXACT_EVIDENCE_DIR = "exact-evidence"
+EXACT_EVIDENCE_JSONL = "hpatch-exact-evidence.jsonl"
 # Files of the provenance directory (provenance/), one fact a file, written by
 # bench-provenance after the images are built: per scheduled arm
 # ``<arm>-router.image-id`` and ``<arm>-router.identity`` (its ``--version`` line), and

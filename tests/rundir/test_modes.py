@@ -74,3 +74,32 @@ def test_every_arm_gets_the_real_run_overrides(override: str, role: str) -> None
         service = f"  {arm.value}-{role}:\n"
         assert service in compose, service
         assert service in text, f"{override} leaves out {arm.value}-{role}"
+
+
+def _command(text: str, service: str) -> list[str]:
+    """The ``command`` list of ``service`` in a Compose file, as its item lines."""
+    lines = text[text.index(f"\n  {service}:\n") :].splitlines()[2:]
+    start = lines.index("    command:") + 1
+    items = []
+    for line in lines[start:]:
+        if line.lstrip().startswith("#"):
+            continue
+        if not line.startswith("      - "):
+            break
+        items.append(line.strip())
+    return items
+
+
+def test_the_exact_evidence_override_is_the_treatment_command_plus_its_flag() -> None:
+    """Compose replaces a command list whole, so the override repeats hpatch-router's:
+    it must stay that command, with only --exact-evidence added."""
+    base = _command((REPO / "compose.yaml").read_text(), "hpatch-router")
+    override = _command(
+        (REPO / "contrib" / "compose" / "exact-evidence.yaml").read_text(), "hpatch-router"
+    )
+    assert len(base) > 6
+    assert [
+        *base,
+        "- --exact-evidence",
+        "- ${HPBENCH_EXACT_EVIDENCE:?set HPBENCH_EXACT_EVIDENCE}",
+    ] == (override)

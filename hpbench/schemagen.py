@@ -42,6 +42,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.reference.script:CONTRACT",
     "hpbench.baseline:CONTRACT",
     "hpbench.codecreplay.manifest:CONTRACT",
+    "hpbench.exactevidence.model:CONTRACT",
 )
 
 

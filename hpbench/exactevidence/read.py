@@ -1,0 +1,287 @@
+"""Reading the records a router published, refusing every one that is not exactly right.
+
+A record is evidence only when it is a private regular file with the published name, valid
+UTF-8 JSON of the v1 schema, with lengths and digests that match its strings and the
+invariants of its outcome and tool. Every way a file falls short is a finding that names
+the file (and the field when there is one); nothing is repaired or guessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hpbench._convert import make_converter, structure
+from hpbench.errors import ContractError
+from hpbench.exactevidence import model as m
+from hpbench.findings import Finding
+
+_CONVERTER = make_converter()
+
+
+@attrs.frozen
+class ReadRecord:
+    """A record that passed every check of its own, and the file it came from."""
+
+    record: m.ExactEvidenceRecord
+    file: str
+
+
+def read_records(directory: Path | str) -> tuple[list[ReadRecord], list[Finding]]:
+    """Every record under ``directory/records/``, and a finding for each thing wrong.
+
+    Returns the records that passed (in file-name order) and the findings; a record with
+    any finding of its own is left out of the records. A missing ``records/`` directory
+    holds no record (a router that routed no call need not create it); whether that is
+    acceptable is the caller's to judge against the telemetry.
+    """
+    findings: list[Finding] = []
+    base = Path(directory)
+    if not _is_real_dir(base):
+        findings.append(Finding(m.CODE_MISSING, "no exact-evidence directory here", file=str(base)))
+        return [], findings
+    folder = m.records_dir(base)
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        return [], findings
+    if not stat.S_ISDIR(info.st_mode):
+        # A symlink here could point the runner at records another process controls.
+        findings.append(
+            Finding(m.CODE_FILE, "the records directory is not a real directory", file=str(folder))
+        )
+        return [], findings
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        findings.append(
+            Finding(
+                m.CODE_PERMISSIONS,
+                f"the records directory has mode {stat.S_IMODE(info.st_mode):04o}, not 0700",
+                file=str(folder),
+            )
+        )
+    records: list[ReadRecord] = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        record = _read_one(Path(entry.path), findings)
+        if record is not None:
+            records.append(record)
+    findings.extend(_cross_record_problems(records))
+    return records, findings
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
+    source = str(path)
+    if not m.RECORD_NAME.fullmatch(path.name):
+        findings.append(
+            Finding(
+                m.CODE_LEFTOVER,
+                "not a published record name (a write that never completed leaves this)",
+                file=source,
+            )
+        )
+        return None
+    info = path.lstat()
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        findings.append(Finding(m.CODE_FILE, f"the record is {kind}", file=source))
+        return None
+    problems: list[Finding] = []
+    if stat.S_IMODE(info.st_mode) != 0o600:
+        problems.append(
+            Finding(
+                m.CODE_PERMISSIONS,
+                f"the record has mode {stat.S_IMODE(info.st_mode):04o}, not 0600",
+                file=source,
+            )
+        )
+    record = _parse(_read_nofollow(path), source, problems)
+    if record is not None:
+        problems.extend(record_problems(record, source=source, name=path.name))
+    findings.extend(problems)
+    return ReadRecord(record, source) if record is not None and not problems else None
+
+
+def _read_nofollow(path: Path) -> bytes:
+    # O_NOFOLLOW: a record swapped for a symlink after the lstat is refused, not followed.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as stream:
+        return stream.read()
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        msg = f"key(s) given twice: {', '.join(repeated)}"
+        raise ValueError(msg)
+    return dict(pairs)
+
+
+def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.ExactEvidenceRecord | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(
+            Finding(m.CODE_ENCODING, f"not valid UTF-8 at byte {exc.start}", file=source)
+        )
+        return None
+    try:
+        # A key given twice would let two readers see two different records.
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except ValueError as exc:
+        problems.append(Finding(m.CODE_JSON, f"not one JSON object: {exc}", file=source))
+        return None
+    try:
+        return structure(_CONVERTER, data, m.ExactEvidenceRecord, source=source, code=m.CODE_SCHEMA)
+    except ContractError as exc:
+        problems.extend(exc.findings)
+        return None
+
+
+def record_problems(
+    record: m.ExactEvidenceRecord, *, source: str, name: str | None = None
+) -> list[Finding]:
+    """What is wrong with one structured record on its own; empty when nothing is.
+
+    Checks the constrained scalars, every exact string's length and digest, the
+    invariants of outcome, tool and attempt and, given the file ``name``, that it is the
+    name the record's exchange and call publish it under.
+    """
+    problems: list[Finding] = []
+
+    def add(code: str, field: str, message: str) -> None:
+        problems.append(Finding(code, message, file=source, field=field))
+
+    for field in ("session", "thread", "call", "chain"):
+        if not getattr(record, field):
+            add(m.CODE_SCHEMA, f"$.{field}", "must not be empty")
+    for field in ("exchange", "attempt"):
+        if getattr(record, field) < 1:
+            add(m.CODE_SCHEMA, f"$.{field}", f"must be at least 1, got {getattr(record, field)}")
+    for field in ("payload", "report", "diagnostic"):
+        exact: m.ExactString | None = getattr(record, field)
+        if exact is not None:
+            for code, where, message in _exact_problems(exact):
+                add(code, f"$.{field}.{where}", message)
+    for field, message in _invariant_problems(record):
+        add(m.CODE_INVARIANT, field, message)
+    if name is not None and not problems and name != m.record_name(record.exchange, record.call):
+        add(
+            m.CODE_NAME,
+            "$.call",
+            f"published as {name}, but its exchange and call name "
+            f"{m.record_name(record.exchange, record.call)}",
+        )
+    return problems
+
+
+def _exact_problems(exact: m.ExactString) -> list[tuple[str, str, str]]:
+    try:
+        data = exact.text.encode("utf-8")
+    except UnicodeEncodeError:
+        # JSON can spell a lone surrogate (\ud800) that no UTF-8 byte string holds.
+        return [(m.CODE_ENCODING, "text", "holds a lone surrogate, which is not UTF-8")]
+    found: list[tuple[str, str, str]] = []
+    if exact.bytes != len(data):
+        found.append(
+            (m.CODE_LENGTH, "bytes", f"says {exact.bytes} bytes; the text is {len(data)} in UTF-8")
+        )
+    if not m.SHA256_HEX.fullmatch(exact.sha256):
+        found.append((m.CODE_SCHEMA, "sha256", "must be 64 lower-case hex digits"))
+    elif exact.sha256 != hashlib.sha256(data).hexdigest():
+        found.append((m.CODE_DIGEST, "sha256", "is not the SHA-256 of the text's UTF-8 bytes"))
+    return found
+
+
+def _invariant_problems(record: m.ExactEvidenceRecord) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    applied = record.outcome is m.Outcome.APPLIED
+    if applied and record.report is None:
+        found.append(("$.report", "an applied call must carry Codex's report"))
+    if applied and record.diagnostic is not None:
+        found.append(("$.diagnostic", "an applied call must not carry a diagnostic"))
+    if not applied and record.diagnostic is None:
+        found.append(("$.diagnostic", "a rejected call must carry the diagnostic the model read"))
+    if not applied and record.report is not None:
+        found.append(("$.report", "a rejected call must not carry a report"))
+    recover = record.tool is m.Tool.HPATCH_RECOVER
+    if record.correction != recover:
+        found.append(
+            ("$.correction", f"must be {str(recover).lower()} for tool {record.tool.value}")
+        )
+    if recover != (record.attempt > 1):
+        found.append(
+            ("$.attempt", f"attempt {record.attempt} does not fit tool {record.tool.value}")
+        )
+    if (record.attempt == 1) != (record.chain == record.call):
+        found.append(("$.chain", "must equal `call` exactly when `attempt` is 1"))
+    return found
+
+
+def _cross_record_problems(records: Sequence[ReadRecord]) -> list[Finding]:
+    """Duplicated identities and chains whose attempts contradict each other."""
+    problems: list[Finding] = []
+    calls: dict[tuple[str, str], str] = {}
+    attempts: dict[tuple[str, str, int], ReadRecord] = {}
+    for item in records:
+        record = item.record
+        call_key = (record.session, record.call)
+        if call_key in calls:
+            problems.append(
+                Finding(
+                    m.CODE_DUPLICATE,
+                    f"the same session and call as {calls[call_key]}",
+                    file=item.file,
+                    field="$.call",
+                )
+            )
+        calls.setdefault(call_key, item.file)
+        attempt_key = (record.session, record.chain, record.attempt)
+        if attempt_key in attempts:
+            problems.append(
+                Finding(
+                    m.CODE_DUPLICATE,
+                    f"the same session, chain and attempt as {attempts[attempt_key].file}",
+                    file=item.file,
+                    field="$.attempt",
+                )
+            )
+        attempts.setdefault(attempt_key, item)
+    for (session, chain, attempt), item in sorted(attempts.items()):
+        before = attempts.get((session, chain, attempt - 1))
+        if before is None:
+            continue  # a cancelled run may not have retained the previous attempt
+        if before.record.outcome is not m.Outcome.REJECTED:
+            problems.append(
+                Finding(
+                    m.CODE_CHAIN,
+                    f"corrects attempt {attempt - 1}, which applied ({before.file})",
+                    file=item.file,
+                    field="$.attempt",
+                )
+            )
+        if before.record.exchange >= item.record.exchange:
+            # The model reads a diagnostic in a later request than the one carrying it back.
+            problems.append(
+                Finding(
+                    m.CODE_CHAIN,
+                    f"reported in exchange {item.record.exchange}, not after attempt "
+                    f"{attempt - 1}'s exchange {before.record.exchange} ({before.file})",
+                    file=item.file,
+                    field="$.exchange",
+                )
+            )
+    return problems

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from hpbench._cli.main import main
@@ -38,6 +39,7 @@ from hpbench.exactevidence import (
 )
 from hpbench.findings import Finding
 
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "contrib" / "schemas"
 ROOT = "thread-root-7f3a"
 CHILD = "thread-child-91bc"
 MODEL = "gpt-6-astra"
@@ -921,3 +923,26 @@ def test_record_equipment_matches_the_published_name() -> None:
     assert f"2-{hashlib.sha256(b'call_fix').hexdigest()[:16]}.json" == record_name(
         data["exchange"], data["call"]
     )
+
+
+class TestSchemaFile:
+    def _validator(self) -> jsonschema.Draft202012Validator:
+        schema = json.loads((SCHEMA_DIR / f"{RECORD_SCHEMA}.schema.json").read_text())
+        return jsonschema.Draft202012Validator(schema)
+
+    def test_records_match_the_published_schema(self) -> None:
+        """The records the equipment writes are what the generated schema describes."""
+        validator = self._validator()
+
+        assert [[], []] == [list(validator.iter_errors(d)) for d in good_chain()]
+
+    def test_schema_refuses_extra_keys_and_bad_digests(self) -> None:
+        """The schema, like the reader, refuses an unknown key and a non-hex digest."""
+        data = good_chain()[0]
+        data["headers"] = {}
+        data["payload"]["sha256"] = "X" * 64
+
+        errors = sorted(str(e.message) for e in self._validator().iter_errors(data))
+
+        assert 2 == len(errors)
+        assert any("headers" in e for e in errors)

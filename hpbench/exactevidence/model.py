@@ -21,13 +21,14 @@ import attrs
 
 from hpbench import schemagen
 from hpbench._convert import make_converter
+from hpbench.rundir import EXACT_EVIDENCE_JSONL
 from hpbench.schemagen import doc
 
 RECORD_SCHEMA: Final = "hpbench.hpatch-exact-evidence.v1"
 SCHEMA_FILE: Final = f"{RECORD_SCHEMA}.schema.json"
 RECORDS_DIR: Final = "records"
 """The sub-directory of the exact-evidence directory the router publishes records into."""
-CONSOLIDATED_NAME: Final = "hpatch-exact-evidence.jsonl"
+CONSOLIDATED_NAME: Final = EXACT_EVIDENCE_JSONL
 """The consolidated file's name in an attempt's evidence."""
 
 RECORD_NAME: Final = re.compile(r"[1-9][0-9]*-[0-9a-f]{16}\.json")

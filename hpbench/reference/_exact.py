@@ -18,41 +18,25 @@ through a unique temporary file in the same directory and an atomic rename, in
 
 from __future__ import annotations
 
-import hashlib
 import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
 
 import structlog
 
 from hpbench._jsonio import canonical_json
+from hpbench.exactevidence import model as m
 from hpbench.reference import _hpatch
 
-RECORD_SCHEMA: Final = "hpbench.hpatch-exact-evidence.v1"
-RECORDS_DIR: Final = "records"
-
 log = structlog.get_logger("hpbench.reference.exact")
-
-
-def exact_string(text: str) -> dict[str, Any]:
-    """One exact string with its UTF-8 length and digest."""
-    data = text.encode("utf-8", errors="surrogatepass")
-    return {"text": text, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-
-
-def record_name(exchange: int, call_id: str) -> str:
-    """The record's file name: unique per (exchange, call), naming neither."""
-    digest = hashlib.sha256(call_id.encode("utf-8", errors="surrogatepass")).hexdigest()
-    return f"{exchange}-{digest[:16]}.json"
 
 
 class ExactRecorder:
     """Publishes one record per completed routed call, and remembers each thread's chain."""
 
     def __init__(self, directory: Path | str) -> None:
-        self.directory = Path(directory) / RECORDS_DIR
+        self.directory = m.records_dir(directory)
         # Per thread: the open chain's first call and how many attempts it has had.
         self._chains: dict[str, tuple[str, int]] = {}
 
@@ -83,28 +67,31 @@ class ExactRecorder:
                 # in, so no record rather than a made-up one (the runner counts it missing).
                 log.warning("exact evidence: a correction without a chain", exchange=exchange)
                 continue
-            document = {
-                "schema": RECORD_SCHEMA,
-                "session": session,
-                "thread": thread,
-                "exchange": exchange,
-                "call": attempt.call_id,
-                "chain": chain,
-                "attempt": number,
-                "tool": attempt.tool,
-                "correction": correction,
-                "model": model,
-                "outcome": "applied" if attempt.applied else "rejected",
-                "payload": exact_string(attempt.payload),
-                "report": exact_string(attempt.answer) if attempt.applied else None,
-                "diagnostic": None if attempt.applied else exact_string(attempt.answer),
-            }
             try:
-                self._publish(record_name(exchange, attempt.call_id), document)
-            except OSError as exc:
+                record = m.ExactEvidenceRecord(
+                    schema=m.RECORD_SCHEMA,
+                    session=m.Name(session),
+                    thread=m.Name(thread),
+                    exchange=m.Position(exchange),
+                    call=m.Name(attempt.call_id),
+                    chain=m.Name(chain),
+                    attempt=m.Position(number),
+                    tool=m.Tool(attempt.tool),
+                    correction=correction,
+                    model=model,
+                    outcome=m.Outcome.APPLIED if attempt.applied else m.Outcome.REJECTED,
+                    payload=m.exact_string(attempt.payload),
+                    report=m.exact_string(attempt.answer) if attempt.applied else None,
+                    diagnostic=None if attempt.applied else m.exact_string(attempt.answer),
+                )
+                self._publish(m.record_name(exchange, attempt.call_id), m.record_json(record))
+            except (OSError, ValueError) as exc:
+                # Auxiliary to routing (spec 004): a string that is not UTF-8 (a lone
+                # surrogate) or a failed write leaves the record out; the runner reports
+                # the retained fraction.
                 log.warning("exact evidence: a record was not written", error=str(exc))
 
-    def _publish(self, name: str, document: dict[str, Any]) -> None:
+    def _publish(self, name: str, document: dict[str, object]) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = self.directory / f".{name}.{uuid.uuid4().hex}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)

@@ -194,4 +194,9 @@ class Transform:
 
 
 def _encode(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON's "\ud800" decodes to one) has no UTF-8 form: escaped,
+        # the body still says what the client sent instead of breaking the exchange.
+        return json.dumps(data, separators=(",", ":")).encode()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hpbench.capture import Protocol, RouterMode
+from hpbench.exactevidence import read_records
 from hpbench.reference import router as router_cli
 from hpbench.reference._exact import ExactRecorder
 from hpbench.reference._transform import Transform
@@ -150,3 +151,24 @@ def test_the_flag_needs_hpatch_mode(tmp_path: Path, capsys: pytest.CaptureFixtur
     ]  # fmt: skip
     assert 2 == router_cli.main(argv)
     assert "--exact-evidence needs --mode hpatch" in capsys.readouterr().err
+
+
+def test_what_it_writes_is_what_the_runner_accepts(tmp_path: Path) -> None:
+    """The recorder and the runner's reader (hpbench.exactevidence) share one contract."""
+    _run(tmp_path)
+    records, findings = read_records(tmp_path)
+    assert [] == findings
+    assert [("c1", 1), ("c2", 2)] == sorted((r.record.call, r.record.attempt) for r in records)
+
+
+def test_a_string_that_is_not_utf8_is_left_out_not_mangled(tmp_path: Path) -> None:
+    """Codex's answer may carry a lone surrogate (JSON allows it; UTF-8 does not): that
+    record is left out (the runner reports the fraction), and routing goes on."""
+    transform = Transform(RouterMode.HPATCH, Protocol.NATIVE, exact=True)
+    broken = [USER, _routed("c1", "hpatch", "@@\n-a\n+b"), _answer("c1", APPLIED + "\ud800")]
+    routing = transform.prepare(_body(broken), "t")
+    assert 1 == len(routing.exact)
+    ExactRecorder(tmp_path).record(
+        exchange=1, session="r", thread="t", model=None, attempts=routing.exact
+    )
+    assert not (tmp_path / "records").exists() or [] == list((tmp_path / "records").iterdir())

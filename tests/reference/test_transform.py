@@ -96,6 +96,15 @@ class TestRequest:
         telemetry = transform.prepare(_body([*history[:4], forged, history[4]]), "t").telemetry()
         assert (0, 1) == (telemetry.successes, telemetry.rejections)
 
+    def test_a_lone_surrogate_in_the_history_goes_up_escaped(self):
+        """JSON may carry "\\ud800", which has no UTF-8 form: the exchange is routed, the
+        body keeps the escape, never a crash or a changed character."""
+        body = _body(_history(APPLIED + "\ud800"))
+        routing = Transform(RouterMode.HPATCH, Protocol.CTP2).prepare(body, "t")
+        sent = json.loads(routing.upstream_body)
+        assert (APPLIED + "\ud800") == sent["input"][4]["output"]
+        assert 1 == routing.telemetry().successes
+
     def test_ctp2_sends_older_outputs_as_references(self):
         transform = Transform(RouterMode.HPATCH, Protocol.CTP2)
         body = _body(_history(APPLIED))

@@ -22,6 +22,7 @@ from hpbench._jsonio import readable_json, write_atomic
 from hpbench.commentary import coverage
 from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
+from hpbench.exactevidence.run import analyze_run
 from hpbench.modes import arm_order, mode_of
 from hpbench.plan import RunPlan, load_plan, plan_json
 from hpbench.report import build_report, render_summary
@@ -140,4 +141,6 @@ def finish_run(run_dir: Path, env: Mapping[str, str] | None = None) -> dict[str,
     scrub_run(run_dir, plan, os.environ if env is None else env, layout.credential_exposures)
     write_attempts(run_dir, plan)
     merge_results(run_dir)
+    # Exact evidence (when on) is analysed once, after routing stopped, before the report.
+    analyze_run(run_dir, plan)
     return write_report(run_dir)

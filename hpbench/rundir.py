@@ -68,6 +68,7 @@ CAPTURE_DIR = "capture"
 # and the run's consolidation of every attempt's.
 EXACT_EVIDENCE_DIR = "exact-evidence"
 EXACT_EVIDENCE_JSONL = "hpatch-exact-evidence.jsonl"
+EXACT_EVIDENCE_ANALYSIS = "exact-evidence.json"
 # Files of the provenance directory (provenance/), one fact a file, written by
 # bench-provenance after the images are built: per scheduled arm
 # ``<arm>-router.image-id`` and ``<arm>-router.identity`` (its ``--version`` line), and
@@ -167,6 +168,11 @@ class RunLayout:
     def summary(self) -> Path:
         """What a person reads first."""
         return self.root / "summary.md"
+
+    @property
+    def exact_evidence(self) -> Path:
+        """The exact-evidence analysis of every treatment attempt (when it is on)."""
+        return self.root / EXACT_EVIDENCE_ANALYSIS
 
     @property
     def attempts(self) -> Path:

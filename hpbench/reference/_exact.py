@@ -37,6 +37,11 @@ class ExactRecorder:
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = m.records_dir(directory)
+        try:
+            # At start, so a run that routed no call still shows the flag was honoured.
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            log.warning("exact evidence: no records directory", error=str(exc))
         # Per thread: the open chain's first call and how many attempts it has had.
         self._chains: dict[str, tuple[str, int]] = {}
 

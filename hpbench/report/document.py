@@ -519,6 +519,34 @@ class ImportedControl:
 
 
 @attrs.frozen
+class ExactEvidenceLine:
+    """One printed row of an attempt's exact evidence."""
+
+    label: str = attrs.field(metadata=doc("What the row counts."))
+    value: str = attrs.field(metadata=doc("Its value; fractions give both numbers."))
+
+
+@attrs.frozen
+class ExactEvidenceAttempt:
+    """One treatment attempt's exact-evidence analysis (spec 004): counts and bytes only."""
+
+    ok: bool = attrs.field(metadata=doc("Every record read, joined and consolidated."))
+    rows: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The aggregate rows (hpbench/exactevidence/rows.py: retained fractions, payload, "
+            "diagnostic and report bytes, chains, fragment counts); null when refused."
+        )
+    )
+    lines: tuple[ExactEvidenceLine, ...] = attrs.field(
+        metadata=doc("The rows as summary.md prints them.")
+    )
+    consolidated: str | None = attrs.field(
+        metadata=doc("The attempt's `hpatch-exact-evidence.jsonl`; null when refused.")
+    )
+    findings: tuple[Finding, ...] = attrs.field(metadata=doc("Why the records were refused."))
+
+
+@attrs.frozen
 class ReportDocument:
     """``report.json``: everything summary.md says, as data (``hpbench.report.v2``)."""
 
@@ -556,6 +584,9 @@ class ReportDocument:
             "By `<repetition>-<arm>`: each root-thread request's cache-prefix statuses "
             "(spec 002's diagnostic table); null without a valid capture."
         )
+    )
+    exact_evidence: dict[str, ExactEvidenceAttempt] | None = attrs.field(
+        metadata=doc("By `<repetition>-<arm>` when exact evidence is on; null when it is off.")
     )
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 

@@ -34,6 +34,7 @@ from hpbench.report.correctness import (
 )
 from hpbench.report.document import REPORT_SCHEMA, ReportDocument
 from hpbench.report.evidence import router_evidence
+from hpbench.report.exact import exact_evidence_section
 from hpbench.report.figures import (
     BOOTSTRAP_FIGURES,
     NOTHING_REPORTED,
@@ -260,6 +261,16 @@ def _credential_exposures(run_dir: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
+def _exposure_reasons(run_dir: Path) -> list[str]:
+    exposures = _credential_exposures(run_dir)
+    if not exposures:
+        return []
+    return [
+        f"the run's credential appeared in {len(exposures)} file(s) and was redacted "
+        f"there: {', '.join(exposures)}"
+    ]
+
+
 def read_phases(path: Path) -> dict[str, float]:
     """Phase elapsed times the shell recorded as ``<phase>\t<seconds>`` lines.
 
@@ -354,12 +365,9 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     compression = _compression(run, mode, fresh, captured.valid)
     if compression["failures"]:
         reasons.append(f"required CTP compression failed: {'; '.join(compression['failures'])}")
-    exposures = _credential_exposures(run_dir)
-    if exposures:
-        reasons.append(
-            f"the run's credential appeared in {len(exposures)} file(s) and was redacted "
-            f"there: {', '.join(exposures)}"
-        )
+    exact, exact_reasons = exact_evidence_section(run_dir, run)
+    reasons += exact_reasons
+    reasons += _exposure_reasons(run_dir)
     ran = provenance(run, captured.valid, captured.directories)
     if ran["missing"]:
         reasons.append(f"provenance incomplete: {'; '.join(ran['missing'])}")
@@ -389,6 +397,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         ),
         "imported": _imported_section(imported),
         "cache_prefix": captured.cache_prefix,
+        "exact_evidence": exact,
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

@@ -46,9 +46,8 @@ def _mode_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     if mode.imported is not None and (source := report.get("imported")) is not None:
         rows.append((mode.imported.value, f"{source['label']}; metrics: {source['metrics']}"))
     if mode.name in EXACT_EVIDENCE_MODES:
-        # Spec 004's toggle: accepted here; this version collects no exact-evidence record.
-        state = "on (this version collects no exact-evidence record yet)"
-        rows.append(("exact evidence", state if run["exact_evidence"] else "off"))
+        # Spec 004's toggle: its state here, its rows in their own section.
+        rows.append(("exact evidence", "on" if run["exact_evidence"] else "off"))
     return rows
 
 
@@ -428,6 +427,29 @@ def _phases(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _exact_evidence(report: dict[str, Any]) -> list[str]:
+    """Spec 004's rows per treatment attempt: retained fractions with both numbers, bytes,
+    chains and fragment counts; never a payload, report, diagnostic or identity."""
+    section = report["exact_evidence"]
+    if section is None:
+        return []
+    lines = ["## Exact evidence", ""]
+    if not section:
+        return [*lines, "No analysis: the run stopped before its evidence was read.", ""]
+    for key, analysis in sorted(section.items()):
+        if not analysis["ok"]:
+            lines += [f"- {key}: refused ({len(analysis['findings'])} finding(s)); no rows", ""]
+            continue
+        rows = [(line["label"], line["value"]) for line in analysis["lines"]]
+        lines += [f"{key}:", "", *table(("row", "value"), rows), ""]
+    lines += [
+        "Fragment counts are textual overlap between a correction and the diagnostic "
+        "before it, not evidence of what the model understood.",
+        "",
+    ]
+    return lines
+
+
 def _compression(report: dict[str, Any]) -> list[str]:
     """The CTP compression gate, when the task requires compression: measured values kept."""
     gate = report["compression"]
@@ -474,6 +496,7 @@ def render_summary(report: dict[str, Any]) -> str:
         hpatch_section(report),
         _compression(report),
         cache_prefix_section(report),
+        _exact_evidence(report),
         _phases(report),
     ]
     return "\n".join(line for section in sections for line in section).rstrip("\n") + "\n"

@@ -176,6 +176,11 @@ class TestOneArmModes:
             if json.loads(line)["kind"] == "client"
         }
         assert threads and not any(thread in summary for thread in threads)
+        # Exact evidence off (the default): nothing of it allocated, written or analysed.
+        assert not (run_dir / "routers/1-hpatch/capture/exact-evidence").exists()
+        assert not (run_dir / "attempts/1-hpatch/hpatch-exact-evidence.jsonl").exists()
+        assert not (run_dir / "exact-evidence.json").exists()
+        assert report["exact_evidence"] is None
 
     def test_the_diagnostic_protocol_is_refused_elsewhere(self, runs_dir: Path) -> None:
         result = run_bench(runs_dir, "paired", DIAGNOSTIC_MODEL_PROTOCOL="ctp2")

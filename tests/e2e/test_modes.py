@@ -252,12 +252,39 @@ def test_ctp_only_named_as_an_argument(runs_dir: Path) -> None:
     assert "## CTP compression" not in (run_dir / "summary.md").read_text()
 
 
-def test_hpatch_diagnostic_named_as_an_argument(runs_dir: Path) -> None:
-    result, run_dir = bench("hpatch-diagnostic", runs_dir)
+def test_hpatch_diagnostic_named_as_an_argument_with_exact_evidence(runs_dir: Path) -> None:
+    """`benchmarks/bench.sh hpatch-diagnostic` with HPATCH_EXACT_EVIDENCE=true (spec 004):
+    the treatment router keeps each completed Hpatch call's record, the run checks and
+    consolidates them, and the summary counts them without a string of theirs."""
+    result, run_dir = bench("hpatch-diagnostic", runs_dir, HPATCH_EXACT_EVIDENCE="true")
     assert 0 == result.returncode, result.stderr[-4000:]
     assert [] == leftovers(run_dir)
     assert [("hpatch", True)] == [(a["arm"], a["passed"]) for a in results(run_dir)]
-    assert {"hpatch": ("hpatch", "native")} == routers(report_of(run_dir))
+    report = report_of(run_dir)
+    assert {"hpatch": ("hpatch", "native")} == routers(report)
+    # The demo's treatment: one success, one rejection and its correction.
+    analysis = report["exact_evidence"]["1-hpatch"]
+    assert analysis["ok"], analysis["findings"]
+    rows = analysis["rows"]
+    assert (3, 3, 1) == (
+        rows["routed_calls"],
+        rows["retained_records"],
+        rows["chains_recovered_first_correction"],
+    )
+    consolidated = run_dir / "attempts/1-hpatch/hpatch-exact-evidence.jsonl"
+    assert 0o600 == consolidated.stat().st_mode & 0o777
+    records = [json.loads(line) for line in consolidated.read_text().splitlines()]
+    assert ["applied", "rejected", "applied"] == [r["outcome"] for r in records]
+    summary = (run_dir / "summary.md").read_text()
+    assert "| exact evidence | on |" in summary
+    assert "| retained | 3 of 3 routed calls (complete) |" in summary
+    # No payload, report, diagnostic or identity of a record reaches the summary.
+    for record in records:
+        assert record["call"] not in summary and record["session"] not in summary
+        for name in ("payload", "report", "diagnostic"):
+            if record[name] is not None:
+                assert record[name]["text"] not in summary
+                assert record[name]["sha256"] not in summary
 
 
 @pytest.mark.parametrize(

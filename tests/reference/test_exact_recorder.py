@@ -124,7 +124,7 @@ def test_a_correction_without_a_chain_is_not_made_up(tmp_path: Path) -> None:
     ExactRecorder(tmp_path).record(
         exchange=1, session="r", thread="thread-2", model=None, attempts=routing.exact
     )
-    assert not (tmp_path / "records").exists() or not any((tmp_path / "records").iterdir())
+    assert [] == list((tmp_path / "records").iterdir())
 
 
 def test_a_failed_write_never_changes_routing(tmp_path: Path) -> None:
@@ -171,4 +171,12 @@ def test_a_string_that_is_not_utf8_is_left_out_not_mangled(tmp_path: Path) -> No
     ExactRecorder(tmp_path).record(
         exchange=1, session="r", thread="t", model=None, attempts=routing.exact
     )
-    assert not (tmp_path / "records").exists() or [] == list((tmp_path / "records").iterdir())
+    assert [] == list((tmp_path / "records").iterdir())
+
+
+def test_the_directory_exists_before_any_call(tmp_path: Path) -> None:
+    """A run that routed no call still shows the router honoured the flag."""
+    ExactRecorder(tmp_path)
+    assert [] == list((tmp_path / "records").iterdir())
+    assert 0o700 == stat.S_IMODE((tmp_path / "records").stat().st_mode)
+    assert ([], []) == read_records(tmp_path)

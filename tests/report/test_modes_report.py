@@ -3,6 +3,7 @@ each mode's required evidence enforced."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -61,28 +62,65 @@ class TestMentorHandoff:
 
 
 class TestExactEvidenceToggle:
-    """Spec 004's toggle shows in the summary of the two modes that take it, and says
-    plainly that no record is collected; elsewhere it is not mentioned."""
+    """Spec 004's toggle and its rows in the summary of the two modes that take it;
+    elsewhere it is not mentioned. Missing or refused evidence fails the run."""
 
-    def _summary(self, tmp_path: Path, arms: tuple[str, ...], **plan: object) -> str:
+    def _run(self, tmp_path: Path, arms: tuple[str, ...], **plan: object) -> Path:
         run = make_run(tmp_path, [attempt(arms[0], 1, 1, True)], {}, arms=arms)
         if plan:
             layout = RunLayout(run)
             write_run_json(layout, attrs.evolve(load_plan(run), **plan))
-        return render_summary(build_report(run, always_valid))
+        return run
 
-    def test_on_in_hpatch_diagnostic(self, tmp_path):
-        summary = self._summary(tmp_path, ("hpatch",), exact_evidence=True)
-        assert (
-            "| exact evidence | on (this version collects no exact-evidence record yet) |"
-            in summary
-        )
+    def _summary(self, tmp_path: Path, arms: tuple[str, ...], **plan: object) -> str:
+        return render_summary(build_report(self._run(tmp_path, arms, **plan), always_valid))
 
     def test_off_by_default(self, tmp_path):
-        assert "| exact evidence | off |" in self._summary(tmp_path, ("hpatch",))
+        summary = self._summary(tmp_path, ("hpatch",))
+        assert "| exact evidence | off |" in summary
+        assert "## Exact evidence" not in summary
 
     def test_not_shown_where_it_does_not_apply(self, tmp_path):
         assert "exact evidence" not in self._summary(tmp_path, ("control",))
+
+    def test_on_without_an_analysis_fails_the_run(self, tmp_path):
+        report = build_report(self._run(tmp_path, ("hpatch",), exact_evidence=True), always_valid)
+        assert (
+            "exact evidence is on, but no readable analysis of it exists"
+            in (report["outcome"]["reasons"])
+        )
+        summary = render_summary(report)
+        assert "| exact evidence | on |" in summary
+        assert "No analysis: the run stopped before its evidence was read." in summary
+
+    def test_refused_records_fail_the_run_by_code(self, tmp_path):
+        run = self._run(tmp_path, ("hpatch",), exact_evidence=True)
+        finding = {"code": "exact_evidence.digest", "message": "m", "file": "f"}
+        analysis = {"ok": False, "rows": None, "lines": [], "consolidated": None}
+        RunLayout(run).exact_evidence.write_text(
+            json.dumps({"1-hpatch": {**analysis, "findings": [finding]}})
+        )
+        report = build_report(run, always_valid)
+        assert (
+            "exact evidence of 1-hpatch refused: 1 finding(s) (exact_evidence.digest)"
+            in (report["outcome"]["reasons"])
+        )
+        assert "- 1-hpatch: refused (1 finding(s)); no rows" in render_summary(report)
+
+    def test_rows_are_printed_with_both_numbers(self, tmp_path):
+        run = self._run(tmp_path, ("hpatch",), exact_evidence=True)
+        lines = [
+            {"label": "retained", "value": "2 of 3 (incomplete: fewer records than routed calls)"}
+        ]
+        analysis = {"ok": True, "rows": {"routed_calls": 3}, "lines": lines, "findings": []}
+        RunLayout(run).exact_evidence.write_text(
+            json.dumps({"1-hpatch": {**analysis, "consolidated": "x.jsonl"}})
+        )
+        report = build_report(run, always_valid)
+        assert not any("exact evidence" in r for r in report["outcome"]["reasons"])
+        summary = render_summary(report)
+        assert "| retained | 2 of 3 (incomplete: fewer records than routed calls) |" in summary
+        assert "not evidence of what the model understood" in summary
 
 
 class TestFinalResponseLine:

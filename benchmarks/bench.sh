@@ -33,7 +33,7 @@ main() {
   esac
   local command_path="${BENCH_ROOT}/benchmarks/libexec/bench-${mode}"
   if [[ ! -x "${command_path}" ]]; then
-    abort "MODE '${mode}' is not available in this version of hpbench"
+    abort "MODE '${mode}': ${command_path} is missing or not executable (an incomplete checkout?)"
   fi
   export MODE="${mode}"
   exec "${command_path}" "$@"

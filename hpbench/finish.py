@@ -23,7 +23,7 @@ from hpbench.commentary import coverage
 from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
 from hpbench.exactevidence.run import analyze_run
-from hpbench.modes import arm_order, mode_of
+from hpbench.modes import mode_of, scheduled_attempts
 from hpbench.plan import RunPlan, load_plan, plan_json
 from hpbench.report import build_report, render_summary
 from hpbench.report.captures import capture_check
@@ -47,12 +47,7 @@ NOT_RUN = "the attempt did not run to completion"
 
 def scheduled(plan: RunPlan) -> list[tuple[int, int, Arm]]:
     """Every scheduled attempt as (repetition, place in its pair, arm), in run order."""
-    mode = mode_of(plan.mode)
-    attempts = []
-    for repetition in range(1, plan.repetitions + 1):
-        order = arm_order(mode, repetition)
-        attempts += [(repetition, place, arm) for place, arm in enumerate(order, start=1)]
-    return attempts
+    return scheduled_attempts(mode_of(plan.mode), plan.repetitions)
 
 
 def _task_of(plan: RunPlan) -> tuple[Task, str | None]:

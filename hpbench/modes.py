@@ -175,3 +175,12 @@ def arm_order(mode: Mode, repetition: int) -> tuple[Arm, ...]:
     """The order ``mode``'s fresh arms run in: odd repetitions baseline first, even ones
     treatment first (spec 004: alternating order)."""
     return mode.fresh if repetition % 2 else tuple(reversed(mode.fresh))
+
+
+def scheduled_attempts(mode: Mode, repetitions: int) -> list[tuple[int, int, Arm]]:
+    """Every fresh attempt of a run as (repetition, place in its pair, arm), in run order."""
+    return [
+        (repetition, place, arm)
+        for repetition in range(1, repetitions + 1)
+        for place, arm in enumerate(arm_order(mode, repetition), start=1)
+    ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from hpbench._jsonio import readable_json, write_atomic
 from hpbench.exactevidence.analysis import analyze
-from hpbench.modes import ARM_ROUTERS, HPATCH, arm_order, mode_of
+from hpbench.modes import ARM_ROUTERS, HPATCH, mode_of, scheduled_attempts
 from hpbench.plan import RunPlan
 from hpbench.rundir import CAPTURE_DIR, EXACT_EVIDENCE_DIR, EXACT_EVIDENCE_JSONL, RunLayout
 
@@ -28,21 +28,19 @@ def analyze_run(run_dir: Path, plan: RunPlan) -> dict[str, Any] | None:
     if not plan.exact_evidence:
         return None
     layout = RunLayout(run_dir)
-    mode = mode_of(plan.mode)
     analyses: dict[str, Any] = {}
-    for repetition in range(1, plan.repetitions + 1):
-        for arm in arm_order(mode, repetition):
-            if ARM_ROUTERS[arm].mode != HPATCH:
-                continue
-            capture = layout.router(repetition, arm.value) / CAPTURE_DIR
-            out = layout.attempt(repetition, arm.value) / EXACT_EVIDENCE_JSONL
-            analysis = analyze(capture / EXACT_EVIDENCE_DIR, capture, out)
-            analyses[f"{repetition}-{arm.value}"] = {
-                **analysis.to_json(),
-                "lines": [
-                    {"label": label, "value": value}
-                    for label, value in (analysis.rows.lines() if analysis.rows else [])
-                ],
-            }
+    for repetition, _, arm in scheduled_attempts(mode_of(plan.mode), plan.repetitions):
+        if ARM_ROUTERS[arm].mode != HPATCH:
+            continue
+        capture = layout.router(repetition, arm.value) / CAPTURE_DIR
+        out = layout.attempt(repetition, arm.value) / EXACT_EVIDENCE_JSONL
+        analysis = analyze(capture / EXACT_EVIDENCE_DIR, capture, out)
+        analyses[f"{repetition}-{arm.value}"] = {
+            **analysis.to_json(),
+            "lines": [
+                {"label": label, "value": value}
+                for label, value in (analysis.rows.lines() if analysis.rows else [])
+            ],
+        }
     write_atomic(layout.exact_evidence, readable_json(analyses))
     return analyses

@@ -17,7 +17,6 @@ the report, never checked against a name here (providers report dated snapshots)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final, Literal
@@ -25,7 +24,7 @@ from typing import Final, Literal
 import attrs
 
 from hpbench._convert import make_converter, structure
-from hpbench._jsonio import canonical_json
+from hpbench._jsonio import append_line, canonical_json
 from hpbench.capture import codes
 from hpbench.capture._sink import FindingSink
 from hpbench.capture.models import Count, Ident, ProviderRecord, Record, ThreadRole, doc
@@ -74,14 +73,7 @@ def proofs_path(capture_dir: Path | str) -> Path:
 
 def append_proof(capture_dir: Path | str, proof: ChildProof) -> None:
     """Append one proof line (mode 0600, one write), creating the directory 0700."""
-    path = proofs_path(capture_dir)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    line = (canonical_json(_CONVERTER.unstructure(proof)) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_line(proofs_path(capture_dir), canonical_json(_CONVERTER.unstructure(proof)))
 
 
 def read_proofs(capture_dir: Path | str, sink: FindingSink) -> list[ChildProof]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -29,7 +28,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from hpbench._convert import make_converter, structure
-from hpbench._jsonio import canonical_json
+from hpbench._jsonio import append_line, canonical_json
 from hpbench.capture import codes
 from hpbench.capture._sink import FindingSink
 from hpbench.capture.models import Count, Record, ThreadRole, doc
@@ -165,22 +164,32 @@ class PrefixWatch:
         self.path = observations_path(capture_dir)
         self._last: dict[tuple[str, Stage], Fingerprint] = {}
 
+    def observe_exchange(
+        self, exchange: int, thread_id: str, client_body: bytes, provider_body: bytes
+    ) -> None:
+        """Both stages of one exchange. A router that sent upstream what it got (the
+        passthrough, most of all) has one body: it is fingerprinted once."""
+        client = fingerprint(client_body)
+        same = provider_body is client_body or provider_body == client_body
+        self._record(exchange, thread_id, Stage.CLIENT, client)
+        self._record(
+            exchange, thread_id, Stage.PROVIDER, client if same else fingerprint(provider_body)
+        )
+
     def observe(self, exchange: int, thread_id: str, stage: Stage, body: bytes) -> None:
         """Compare one stage's request with the thread's previous one and retain the line
         (nothing for a body that is not a JSON object: no fingerprint, no claim)."""
-        current = fingerprint(body)
+        self._record(exchange, thread_id, stage, fingerprint(body))
+
+    def _record(
+        self, exchange: int, thread_id: str, stage: Stage, current: Fingerprint | None
+    ) -> None:
         if current is None:
             return
         status, changed = compare(self._last.get((thread_id, stage)), current)
         self._last[(thread_id, stage)] = current
         line = PrefixObservation(PREFIX_SCHEMA, Count(exchange), stage, status, changed)
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = (canonical_json(_CONVERTER.unstructure(line)) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        append_line(self.path, canonical_json(_CONVERTER.unstructure(line)))
 
 
 # --------------------------------------------------------------- the validator's side

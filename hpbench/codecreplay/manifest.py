@@ -20,7 +20,7 @@ import attrs
 
 from hpbench import schemagen
 from hpbench._documents import document_json, read_document
-from hpbench._jsonio import readable_json
+from hpbench._jsonio import readable_json, write_new
 from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.schemagen import doc
@@ -135,15 +135,13 @@ def manifest_problems(manifest: CorpusManifest, *, source: str) -> list[Finding]
 
 def write_manifest(manifest: CorpusManifest, path: Path) -> str:
     """Write the manifest (never replacing a file) and return its SHA-256."""
-    data = readable_json(document_json(manifest)).encode("utf-8")
+    text = readable_json(document_json(manifest))
     try:
-        with path.open("xb") as stream:
-            path.chmod(0o600)
-            stream.write(data)
+        write_new(path, text)
     except FileExistsError as exc:
         msg = "refusing to replace an existing manifest"
         raise ContractError(msg, [Finding(CODE, msg, file=str(path), field="$")]) from exc
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @attrs.frozen

@@ -8,15 +8,13 @@ the evidence holds.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from hpbench._jsonio import canonical_json
+from hpbench._jsonio import canonical_json, write_new
 from hpbench.errors import HpbenchError
 from hpbench.exactevidence import model as m
 from hpbench.exactevidence.join import JoinedRecord, join_index, read_capture
@@ -69,21 +67,11 @@ def consolidate(joined: Sequence[JoinedRecord], out_path: Path | str) -> Path:
         OverwriteError: when ``out_path`` exists.
     """
     target = Path(out_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        os.fchmod(handle, 0o600)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(consolidated_text(joined).encode("utf-8"))
-            stream.flush()
-            os.fsync(stream.fileno())
-        try:
-            os.link(tmp_name, target)
-        except FileExistsError:
-            msg = f"{target}: already exists; exact evidence is never overwritten"
-            raise OverwriteError(msg) from None
-    finally:
-        Path(tmp_name).unlink(missing_ok=True)
+        write_new(target, consolidated_text(joined))
+    except FileExistsError:
+        msg = f"{target}: already exists; exact evidence is never overwritten"
+        raise OverwriteError(msg) from None
     return target
 
 

@@ -18,14 +18,12 @@ through a unique temporary file in the same directory and an atomic rename, in
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
 
-from hpbench._jsonio import canonical_json
+from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.exactevidence import model as m
 from hpbench.reference import _hpatch
 
@@ -89,21 +87,10 @@ class ExactRecorder:
                     report=m.exact_string(attempt.answer) if attempt.applied else None,
                     diagnostic=None if attempt.applied else m.exact_string(attempt.answer),
                 )
-                self._publish(m.record_name(exchange, attempt.call_id), m.record_json(record))
+                path = self.directory / m.record_name(exchange, attempt.call_id)
+                write_atomic(path, canonical_json(m.record_json(record)) + "\n")
             except (OSError, ValueError) as exc:
                 # Auxiliary to routing (spec 004): a string that is not UTF-8 (a lone
                 # surrogate) or a failed write leaves the record out; the runner reports
                 # the retained fraction.
                 log.warning("exact evidence: a record was not written", error=str(exc))
-
-    def _publish(self, name: str, document: dict[str, object]) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.directory / f".{name}.{uuid.uuid4().hex}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                stream.write(canonical_json(document) + "\n")
-            temporary.replace(self.directory / name)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise

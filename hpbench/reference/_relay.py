@@ -30,7 +30,7 @@ from hpbench.capture import (
 )
 from hpbench.capture.children import MENTOR_SUBAGENT, PROOF_SCHEMA, ChildProof, append_proof
 from hpbench.capture.models import Count, Ident
-from hpbench.capture.prefix import PrefixWatch, Stage
+from hpbench.capture.prefix import PrefixWatch
 from hpbench.reference import _http
 from hpbench.reference._exact import ExactRecorder
 from hpbench.reference._mentor import (
@@ -150,12 +150,12 @@ class Router:
                 attempts=exchange.routing.exact,
             )
         if capture is not None:
-            thread_id = capture.client.thread.thread_id
-            for stage, body in (
-                (Stage.CLIENT, request.body),
-                (Stage.PROVIDER, exchange.upstream_body(request)),
-            ):
-                self.prefix.observe(capture.exchange, thread_id, stage, body)
+            self.prefix.observe_exchange(
+                capture.exchange,
+                capture.client.thread.thread_id,
+                request.body,
+                exchange.upstream_body(request),
+            )
         attempts = 0
         reusable = False
         try:

@@ -140,6 +140,27 @@ class TestWatch:
         assert 0o600 == stat.S_IMODE(path.stat().st_mode)
         assert 0o700 == stat.S_IMODE(path.parent.stat().st_mode)
 
+    def test_an_exchange_observes_both_stages(self, tmp_path: Path) -> None:
+        """One body (passthrough) or two (a rewriting router): the same lines as
+        observing each stage on its own."""
+        rewritten = body([message("elided"), LATER[1]])
+        watch = PrefixWatch(tmp_path / "exchange")
+        watch.observe_exchange(1, "t", body(FIRST), body(FIRST))
+        watch.observe_exchange(2, "t", body(LATER), rewritten)
+        apart = PrefixWatch(tmp_path / "apart")
+        for exchange, client, provider in (
+            (1, body(FIRST), body(FIRST)),
+            (2, body(LATER), rewritten),
+        ):
+            apart.observe(exchange, "t", Stage.CLIENT, client)
+            apart.observe(exchange, "t", Stage.PROVIDER, provider)
+        text = observations_path(tmp_path / "exchange").read_text()
+        assert observations_path(tmp_path / "apart").read_text() == text
+        assert (
+            '"changed":["input_prefix"],"exchange":2,"schema":"hpbench.cache-prefix.v1","stage":"provider","status":"changed"'
+            in text
+        )
+
 
 def capture(tmp_path: Path, exchanges: int = 3) -> tuple[Path, Path, list[int]]:
     """A valid synthetic capture of one root thread, and its exchange numbers."""

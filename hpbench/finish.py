@@ -23,6 +23,7 @@ from hpbench.commentary import coverage
 from hpbench.credentials import scrub_run
 from hpbench.errors import HpbenchError
 from hpbench.exactevidence.run import analyze_run
+from hpbench.issuereports.run import collect_run
 from hpbench.modes import mode_of, scheduled_attempts
 from hpbench.plan import RunPlan, load_plan, plan_json
 from hpbench.report import build_report, render_summary
@@ -136,6 +137,8 @@ def finish_run(run_dir: Path, env: Mapping[str, str] | None = None) -> dict[str,
     scrub_run(run_dir, plan, os.environ if env is None else env, layout.credential_exposures)
     write_attempts(run_dir, plan)
     merge_results(run_dir)
-    # Exact evidence (when on) is analysed once, after routing stopped, before the report.
+    # Exact evidence and issue reports (when on) are read once, after routing stopped,
+    # before the report.
     analyze_run(run_dir, plan)
+    collect_run(run_dir, plan)
     return write_report(run_dir)

@@ -150,6 +150,22 @@ PROTOCOL_VARIABLES = tuple(
 EXACT_EVIDENCE_MODES = ("hpatch-only", "hpatch-diagnostic")
 
 
+def reports_issues(arm: Arm) -> bool:
+    """Whether ``arm``'s router offers ``report_issue`` when a run turns issue reporting
+    on: every Hpatch router does; the passthrough control never does (spec 002)."""
+    return ARM_ROUTERS[arm].mode == HPATCH
+
+
+# Spec 004: treatment runs expose report_issue unless HPATCH_REPORT_ISSUE=false; spec
+# 002's default preset (paired) has issue reporting off. Only modes that run an Hpatch
+# router take the setting (control-only must disable it, spec 002).
+REPORT_ISSUE_DEFAULTS: Mapping[str, bool] = {
+    mode.name: mode.name != "paired"
+    for mode in MODES.values()
+    if any(reports_issues(arm) for arm in mode.fresh)
+}
+
+
 def mode_of(name: str) -> Mode:
     """The measuring mode ``name``.
 

@@ -38,6 +38,8 @@ from hpbench._jsonio import canonical_json, write_atomic
 from hpbench.codexconfig import CodexConfig, ReasoningEffort, write_config
 from hpbench.errors import ContractError, HpbenchError
 from hpbench.findings import Finding
+from hpbench.issuereports.model import HOOK_PATH
+from hpbench.issuereports.model import OFF as REPORT_ISSUE_OFF
 from hpbench.provenance import Observed, read_observed
 from hpbench.rundir import EXACT_EVIDENCE_DIR, Arm, RunLayout
 from hpbench.settings import (
@@ -231,6 +233,19 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
         lambda p, _: EXACT_EVIDENCE_PATH if p.exact_evidence else "",
         ("exact_evidence",),
         (_LIB + "bench-repetition", "contrib/compose/exact-evidence.yaml"),
+    ),
+    # Issue reporting on: the diagnose hook's path in each Hpatch router's container, which
+    # its --report-issue names and the override file mounts; "off" when off (spec 004).
+    ShellVariable(
+        "HPBENCH_REPORT_ISSUE",
+        lambda p, _: HOOK_PATH if p.report_issue else REPORT_ISSUE_OFF,
+        ("report_issue",),
+        (
+            _LIB + "bench-instructions",
+            _LIB + "bench-repetition",
+            "compose.yaml",
+            "contrib/compose/report-issue.yaml",
+        ),
     ),
     # The run's Hpatch protocol (the hpatch and mentor routers'; native and ctp are fixed).
     _compose("HPBENCH_MODEL_PROTOCOL", "treatment_model_protocol"),

@@ -69,6 +69,11 @@ CAPTURE_DIR = "capture"
 EXACT_EVIDENCE_DIR = "exact-evidence"
 EXACT_EVIDENCE_JSONL = "hpatch-exact-evidence.jsonl"
 EXACT_EVIDENCE_ANALYSIS = "exact-evidence.json"
+# Inside a treatment router's capture when issue reporting is on (spec 004): the reports
+# the diagnose hook published; each attempt's consolidation, and the run's collection.
+ISSUE_REPORTS_DIR = "issue-reports"
+ISSUE_REPORTS_JSONL = "issue-reports.jsonl"
+ISSUE_REPORTS_COLLECTION = "issue-reports.json"
 # Files of the provenance directory (provenance/), one fact a file, written by
 # bench-provenance after the images are built: per scheduled arm
 # ``<arm>-router.image-id`` and ``<arm>-router.identity`` (its ``--version`` line), and
@@ -173,6 +178,11 @@ class RunLayout:
     def exact_evidence(self) -> Path:
         """The exact-evidence analysis of every treatment attempt (when it is on)."""
         return self.root / EXACT_EVIDENCE_ANALYSIS
+
+    @property
+    def issue_reports(self) -> Path:
+        """The collection of every treatment attempt's issue reports (when reporting is on)."""
+        return self.root / ISSUE_REPORTS_COLLECTION
 
     @property
     def attempts(self) -> Path:

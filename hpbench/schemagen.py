@@ -40,6 +40,8 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.commands.document:CONTRACT",
     "hpbench.changes.model:CONTRACT",
     "hpbench.reference.script:CONTRACT",
+    "hpbench.issuereports.model:CONTRACT",
+    "hpbench.issuereports.model:COLLECTION_CONTRACT",
     "hpbench.baseline:CONTRACT",
     "hpbench.codecreplay.manifest:CONTRACT",
     "hpbench.exactevidence.model:CONTRACT",

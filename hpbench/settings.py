@@ -28,6 +28,7 @@ from hpbench.modes import (
     MENTOR_MODES,
     MODES,
     PROTOCOL_VARIABLES,
+    REPORT_ISSUE_DEFAULTS,
     Mode,
 )
 
@@ -76,6 +77,7 @@ class Settings:
     mentor_model: str = ""
     baseline: str = ""
     exact_evidence: bool = False
+    report_issue: bool = False
     credential: str = NO_CREDENTIAL
     auth_file: str = ""
     provider_ca_bundle: str = ""
@@ -420,6 +422,18 @@ def _exact_evidence(mode: str, env: Mapping[str, str]) -> tuple[bool, Finding | 
     return value == "true", finding
 
 
+def _report_issue(mode: str, env: Mapping[str, str]) -> tuple[bool, Finding | None]:
+    """HPATCH_REPORT_ISSUE (spec 004): whether the Hpatch routers offer ``report_issue``
+    and run the diagnose hook; on by default except in paired (spec 002's default preset),
+    taken only by modes that run an Hpatch router."""
+    modes = tuple(REPORT_ISSUE_DEFAULTS)
+    if (finding := _only_in(env, "HPATCH_REPORT_ISSUE", mode, modes)) is not None:
+        return False, finding
+    default = REPORT_ISSUE_DEFAULTS.get(mode, False)
+    value, finding = _choice(env, "HPATCH_REPORT_ISSUE", str(default).lower(), ("true", "false"))
+    return value == "true", finding
+
+
 def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     """Check and normalize the settings of a run of ``mode``.
 
@@ -466,6 +480,7 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
     mentor_model = keep(_mentor_model(mode, env, model, offline))
     baseline = keep(_baseline(mode, env))
     exact_evidence = keep(_exact_evidence(mode, env))
+    report_issue = keep(_report_issue(mode, env))
     # Every container the agent's code runs in (its agent, the grader) is capped, so
     # one arm's fork bomb or memory hog fails that attempt and starves nothing else.
     limits = {
@@ -495,6 +510,7 @@ def settings_from_env(mode: str, env: Mapping[str, str]) -> Settings:
         mentor_model=mentor_model,
         baseline=baseline,
         exact_evidence=exact_evidence,
+        report_issue=report_issue,
         credential=credential,
         auth_file=auth_file,
         provider_ca_bundle=ca_bundle,

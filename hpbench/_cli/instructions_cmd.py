@@ -61,6 +61,7 @@ def register(commands: Any) -> None:
     derive_parser.add_argument(
         "--pins", type=Path, default=None, help="default: contrib/codex/pins.toml"
     )
+    _report_issue_flag(derive_parser)
     add_json_flag(derive_parser)
     derive_parser.set_defaults(handler=derive_command)
 
@@ -89,6 +90,7 @@ def register(commands: Any) -> None:
     prepare.add_argument("--model", required=True)
     prepare.add_argument("--out", type=Path, required=True, metavar="DIR")
     prepare.add_argument("--pins", type=Path, default=None, help="default: contrib/codex/pins.toml")
+    _report_issue_flag(prepare)
     add_json_flag(prepare)
     prepare.set_defaults(handler=prepare_command)
 
@@ -153,6 +155,14 @@ def check_records_command(args: argparse.Namespace) -> int:
     return EXIT_OK if proof.ok else EXIT_FINDINGS
 
 
+def _report_issue_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report-issue",
+        action="store_true",
+        help="the run has issue reporting on: the treatment also gets the issue-reporting rule",
+    )
+
+
 def derive_command(args: argparse.Namespace) -> int:
     """``hpbench instructions derive``."""
     return _derive(args, read_stock(args.stock))
@@ -167,7 +177,7 @@ def prepare_command(args: argparse.Namespace) -> int:
 
 def _derive(args: argparse.Namespace, stock: StockInstructions) -> int:
     pin_set = load_pins(args.pins if args.pins is not None else default_pins_path())
-    derived = derive(stock, pin_set)
+    derived = derive(stock, pin_set, report_issue=args.report_issue)
     hashes = write_instructions(derived, pin_set, args.out)
     log.info("instructions_derived", stock_sha256=derived.stock.sha256, model=derived.stock.model)
     if args.json:

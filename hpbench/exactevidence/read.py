@@ -9,16 +9,15 @@ the file (and the field when there is one); nothing is repaired or guessed.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from hpbench._convert import make_converter, structure
+from hpbench._privatefiles import is_real_dir, kind_of, loads_unique, read_nofollow
 from hpbench.errors import ContractError
 from hpbench.exactevidence import model as m
 from hpbench.findings import Finding
@@ -44,7 +43,7 @@ def read_records(directory: Path | str) -> tuple[list[ReadRecord], list[Finding]
     """
     findings: list[Finding] = []
     base = Path(directory)
-    if not _is_real_dir(base):
+    if not is_real_dir(base):
         findings.append(Finding(m.CODE_MISSING, "no exact-evidence directory here", file=str(base)))
         return [], findings
     folder = m.records_dir(base)
@@ -75,13 +74,6 @@ def read_records(directory: Path | str) -> tuple[list[ReadRecord], list[Finding]
     return records, findings
 
 
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except FileNotFoundError:
-        return False
-
-
 def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
     source = str(path)
     if not m.RECORD_NAME.fullmatch(path.name):
@@ -95,8 +87,7 @@ def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
         return None
     info = path.lstat()
     if not stat.S_ISREG(info.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
-        findings.append(Finding(m.CODE_FILE, f"the record is {kind}", file=source))
+        findings.append(Finding(m.CODE_FILE, f"the record is {kind_of(info.st_mode)}", file=source))
         return None
     problems: list[Finding] = []
     if stat.S_IMODE(info.st_mode) != 0o600:
@@ -107,27 +98,11 @@ def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
                 file=source,
             )
         )
-    record = _parse(_read_nofollow(path), source, problems)
+    record = _parse(read_nofollow(path), source, problems)
     if record is not None:
         problems.extend(record_problems(record, source=source, name=path.name))
     findings.extend(problems)
     return ReadRecord(record, source) if record is not None and not problems else None
-
-
-def _read_nofollow(path: Path) -> bytes:
-    # O_NOFOLLOW: a record swapped for a symlink after the lstat is refused, not followed.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as stream:
-        return stream.read()
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        msg = f"key(s) given twice: {', '.join(repeated)}"
-        raise ValueError(msg)
-    return dict(pairs)
 
 
 def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.ExactEvidenceRecord | None:
@@ -140,7 +115,7 @@ def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.ExactEvidenceR
         return None
     try:
         # A key given twice would let two readers see two different records.
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = loads_unique(text)
     except ValueError as exc:
         problems.append(Finding(m.CODE_JSON, f"not one JSON object: {exc}", file=source))
         return None

@@ -4,7 +4,10 @@ Control is the stock text. Treatment is the stock text with the guidance
 installed as its own block right before the pinned line, and with exactly the
 two pinned lines (an ``rg`` preference and an ``exec_command`` guidance line)
 removed; every other stock line stays byte for byte. Both then get the same
-offline-isolation rule appended. A pin that matches no line or several lines
+offline-isolation rule appended. When the run turns issue reporting on, the
+treatment alone then gets the issue-reporting rule (spec 004: one report after
+each rejected-call recovery chain), because only the Hpatch routers offer
+``report_issue``. A pin that matches no line or several lines
 refuses the derivation, because a guess would silently change what is measured.
 """
 
@@ -61,6 +64,13 @@ class InstructionsHashes:
     files: dict[str, RetainedFile] = attrs.field(
         metadata=doc("`control.md`, `treatment.md` and `treatment.diff` by name.")
     )
+    issue_reporting_rule_sha256: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "Hex SHA-256 of the issue-reporting rule the treatment got; null when the run "
+            "has issue reporting off."
+        ),
+    )
 
 
 CONTRACT = schemagen.Contract(
@@ -76,6 +86,7 @@ class DerivedInstructions:
     treatment: str
     diff: str
     stock: StockInstructions
+    report_issue: bool = False
 
 
 def _line_index(
@@ -98,8 +109,10 @@ def _with_rule(text: str, rule: str) -> str:
     return text.rstrip("\n") + "\n\n" + rule.strip("\n") + "\n"
 
 
-def derive(stock: StockInstructions, pin_set: PinSet) -> DerivedInstructions:
-    """Derive both arms' instructions.
+def derive(
+    stock: StockInstructions, pin_set: PinSet, *, report_issue: bool = False
+) -> DerivedInstructions:
+    """Derive both arms' instructions; ``report_issue``: the run has issue reporting on.
 
     Raises:
         ContractError: the stock text is for another CLI version or model than
@@ -143,6 +156,8 @@ def derive(stock: StockInstructions, pin_set: PinSet) -> DerivedInstructions:
             treatment_lines.append(line)
     control = _with_rule(stock.text, pin_set.isolation_rule_text)
     treatment = _with_rule("".join(treatment_lines), pin_set.isolation_rule_text)
+    if report_issue:
+        treatment = _with_rule(treatment, pin_set.issue_reporting_rule_text)
     diff = "".join(
         difflib.unified_diff(
             control.splitlines(keepends=True),
@@ -151,7 +166,7 @@ def derive(stock: StockInstructions, pin_set: PinSet) -> DerivedInstructions:
             tofile=f"instructions/{TREATMENT_NAME}",
         )
     )
-    return DerivedInstructions(control, treatment, diff, stock)
+    return DerivedInstructions(control, treatment, diff, stock, report_issue)
 
 
 def _sha256_file(path: Path) -> str:
@@ -182,6 +197,9 @@ def write_instructions(
         pins_sha256=_sha256_file(pin_set.path),
         guidance_sha256=sha256_text(pin_set.guidance_text),
         isolation_rule_sha256=sha256_text(pin_set.isolation_rule_text),
+        issue_reporting_rule_sha256=(
+            sha256_text(pin_set.issue_reporting_rule_text) if derived.report_issue else None
+        ),
         files={
             name: RetainedFile(sha256=sha256_text(text), bytes=len(text.encode("utf-8")))
             for name, text in texts

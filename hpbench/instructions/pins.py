@@ -30,6 +30,8 @@ class Pins:
     model: str
     guidance: str
     isolation_rule: str
+    # Appended to the treatment's text only when the run turns issue reporting on.
+    issue_reporting_rule: str
     install_before_line: str
     remove_rg_preference_line: str
     remove_exec_command_line: str
@@ -43,6 +45,7 @@ class PinSet:
     path: Path
     guidance_text: str
     isolation_rule_text: str
+    issue_reporting_rule_text: str
 
 
 def default_pins_path() -> Path:
@@ -79,7 +82,7 @@ def load_pins(path: Path) -> PinSet:
         if not value.strip() or "\n" in value:
             findings.append(Finding("pins.line", "must be one non-empty line", source, f"$.{name}"))
     texts: dict[str, str] = {}
-    for name in ("guidance", "isolation_rule"):
+    for name in ("guidance", "isolation_rule", "issue_reporting_rule"):
         file = path.parent / getattr(pins, name)
         try:
             texts[name] = file.read_text(encoding="utf-8")
@@ -87,4 +90,6 @@ def load_pins(path: Path) -> PinSet:
             findings.append(Finding("pins.file", f"cannot read {file}", source, f"$.{name}"))
     if findings:
         raise ContractError(f"{source}: invalid pins", findings)
-    return PinSet(pins, path, texts["guidance"], texts["isolation_rule"])
+    return PinSet(
+        pins, path, texts["guidance"], texts["isolation_rule"], texts["issue_reporting_rule"]
+    )

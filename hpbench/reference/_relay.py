@@ -33,6 +33,7 @@ from hpbench.capture.models import Count, Ident
 from hpbench.capture.prefix import PrefixWatch
 from hpbench.reference import _http
 from hpbench.reference._exact import ExactRecorder
+from hpbench.reference._issues import run_hook
 from hpbench.reference._mentor import (
     Schedule,
     advice_of,
@@ -88,6 +89,7 @@ class Router:
         retries: int = 1,
         mentor_model: str | None = None,
         exact_evidence: Path | None = None,
+        report_hook: str | None = None,
         connect_timeout: float = 10.0,
         head_timeout: float = 300.0,
         idle_timeout: float = 300.0,
@@ -99,7 +101,10 @@ class Router:
             capture.protocol,
             mentor=mentor_model is not None,
             exact=exact_evidence is not None,
+            report_issue=report_hook is not None,
         )
+        # Issue reporting on: the diagnose hook each completed report is handed to.
+        self.report_hook = report_hook if self.transform.report_issue else None
         # Off (None): no recorder, and the transform builds no exact strings at all.
         self.exact = ExactRecorder(exact_evidence) if exact_evidence is not None else None
         self.mentor = Schedule(mentor_model)
@@ -175,6 +180,7 @@ class Router:
                     )
                 if done:
                     break
+            await self._publish_reports(exchange)
         except (ConnectionError, OSError):
             exchange.outcome = ExchangeOutcome.CLIENT_DISCONNECTED
             raise
@@ -194,6 +200,17 @@ class Router:
                 turn_state_sent=request.headers.get(_http.TURN_STATE_HEADER) is not None,
             )
         return reusable and request.keep_alive
+
+    async def _publish_reports(self, exchange: ExchangeSeen) -> None:
+        """Hand each report_issue call of a completed exchange to the diagnose hook: the
+        client has the whole response, so the reports are complete (spec 004)."""
+        routing = exchange.routing
+        if self.report_hook is None or routing is None or not routing.reports:
+            return
+        if exchange.outcome is not ExchangeOutcome.COMPLETED:
+            log.info("reports of an unfinished exchange not published", count=len(routing.reports))
+            return
+        await run_hook(self.report_hook, routing.reports)
 
     async def _consult_mentor(
         self, request: _http.Request, parent: ExchangeCapture, routing: Routing

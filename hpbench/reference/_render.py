@@ -7,19 +7,27 @@ the provider can later find the output Codex reported for a call it made.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from hpbench.issuereports.model import REPORT_TOOL
 from hpbench.reference._usage import Usage
 from hpbench.reference.script import Fault, FaultKind, ItemType, Step
 
 
-def render_step(step: Step, index: int) -> list[dict[str, Any]]:
-    """The Responses output items of a step, with ids that name the step."""
+def render_step(
+    step: Step, index: int, offered: Collection[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The Responses output items of a step, with ids that name the step; a
+    ``report_issue`` item only when ``offered`` (the request's tool names) has the tool."""
     items: list[dict[str, Any]] = []
     for position, item in enumerate(step.output):
         suffix = f"{index}_{position}"
-        if item.type is ItemType.REASONING:
+        if item.type is ItemType.REPORT_ISSUE:
+            if REPORT_TOOL in offered:
+                report = {"title": item.title, "markdown": item.markdown}
+                items.append(_function_call(suffix, REPORT_TOOL, json.dumps(report)))
+        elif item.type is ItemType.REASONING:
             items.append(
                 {
                     "type": "reasoning",

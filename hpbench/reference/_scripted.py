@@ -51,6 +51,16 @@ MENTOR_ADVICE = (
 """What the scripted provider answers every mentor consultation with."""
 
 
+def offered_tools(body: dict[str, Any]) -> frozenset[str]:
+    """The names of the tools a request offers the model."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return frozenset()
+    return frozenset(
+        str(tool["name"]) for tool in tools if isinstance(tool, dict) and "name" in tool
+    )
+
+
 def request_id(seq: int) -> str:
     """The ``x-request-id`` value of the provider's ``seq``-th request record."""
     return f"{SCRIPTED_REQUEST_ID_PREFIX}req_{seq}"
@@ -275,7 +285,7 @@ class Provider:
         units = prompt_units(body)
         cached = self.cache.lookup(key, units)
         self.cache.store(key, units)
-        output = render_step(step, step_index)
+        output = render_step(step, step_index, offered_tools(body))
         usage = _usage(units, cached, output, cache_writes=key is not None)
         response_id = f"resp_{short_hash(f'{thread}/{step_index}')}"
         answer = _Answer(response_id, body.get("model"), output, usage, fault)

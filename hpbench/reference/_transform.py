@@ -21,10 +21,13 @@ from collections import Counter
 from typing import Any, Final
 
 import attrs
+import structlog
 
 from hpbench.capture import HpatchTelemetry, Protocol, RouterMode, hpatch_telemetry
-from hpbench.reference import _ctp2, _hpatch
+from hpbench.reference import _ctp2, _hpatch, _issues
 from hpbench.reference._usage import tokens_for
+
+log = structlog.get_logger("hpbench.reference.router")
 
 DROP: Final = object()
 """An event the client must not see (the raw Hpatch input streaming as deltas)."""
@@ -33,8 +36,14 @@ _ITEM_EVENTS = frozenset({"response.output_item.added", "response.output_item.do
 _TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 # A real provider streams a custom tool call's input; once the call is translated, the
 # client must only see the apply_patch it is given, never the Hpatch text.
+# The same holds for a report_issue call's arguments: the call is the router's.
 _INPUT_STREAM_EVENTS = frozenset(
-    {"response.custom_tool_call_input.delta", "response.custom_tool_call_input.done"}
+    {
+        "response.custom_tool_call_input.delta",
+        "response.custom_tool_call_input.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+    }
 )
 
 
@@ -58,6 +67,9 @@ class Routing:
     unresolved: int = 0
     # The completed calls' exact strings (only with exact evidence on).
     exact: list[_hpatch.ExactAttempt] = attrs.field(factory=list)
+    # The report_issue calls the provider's response made, as the hook's input (only with
+    # issue reporting on); completed once the exchange is.
+    reports: list[bytes] = attrs.field(factory=list)
 
     def append_input(self, item: dict[str, Any]) -> None:
         """Add one item at the end of what goes upstream (the mentor's handoff)."""
@@ -105,7 +117,13 @@ class Transform:
     """
 
     def __init__(
-        self, mode: RouterMode, protocol: Protocol, *, mentor: bool = False, exact: bool = False
+        self,
+        mode: RouterMode,
+        protocol: Protocol,
+        *,
+        mentor: bool = False,
+        exact: bool = False,
+        report_issue: bool = False,
     ) -> None:
         self.hpatch = mode is RouterMode.HPATCH
         self.ctp2 = protocol is Protocol.CTP2
@@ -113,6 +131,8 @@ class Transform:
         # Exact evidence (spec 004): keep each completed call's exact strings; off, none
         # is even built.
         self.exact = exact and self.hpatch
+        # Issue reporting (spec 004): report_issue offered, its calls kept from the client.
+        self.report_issue = report_issue and self.hpatch
         self._correlated: set[tuple[str, str]] = set()
 
     @property
@@ -143,6 +163,8 @@ class Transform:
                 routing.take(outcome)
             routing.exact = upstream.exact
             data = _hpatch.with_tools(data)
+            if self.report_issue:
+                data = _issues.with_tool(data)
         if self.ctp2:
             items = _ctp2.compress_input(items)
         routing.upstream = {**data, "input": items}
@@ -155,6 +177,9 @@ class Transform:
         """The event the client is sent instead of ``event``: None for the event itself
         unchanged, :data:`DROP` for none, or a rewritten event."""
         kind = event.get("type")
+        if self.report_issue and kind in _ITEM_EVENTS and _issues.is_report_call(event.get("item")):
+            self._withhold(event["item"], routing, done=kind == "response.output_item.done")
+            return DROP
         if kind in _ITEM_EVENTS and isinstance(event.get("item"), dict):
             item = self._item(event["item"], routing, count=kind == "response.output_item.done")
             return None if item is event["item"] else {**event, "item": item}
@@ -164,13 +189,34 @@ class Transform:
         if kind in _TERMINAL_EVENTS and isinstance(response, dict):
             output = response.get("output")
             if isinstance(output, list):
+                kept = [
+                    item
+                    for item in output
+                    if not (self.report_issue and _issues.is_report_call(item))
+                ]
                 items = [
                     self._item(item, routing, count=False) if isinstance(item, dict) else item
-                    for item in output
+                    for item in kept
                 ]
-                if any(new is not old for new, old in zip(items, output, strict=True)):
+                if len(kept) != len(output) or any(
+                    new is not old for new, old in zip(items, kept, strict=True)
+                ):
                     return {**event, "response": {**response, "output": items}}
         return None
+
+    @staticmethod
+    def _withhold(item: dict[str, Any], routing: Routing, *, done: bool) -> None:
+        """Keep a report_issue call from the client; once its item is done, keep the
+        report for the hook."""
+        if isinstance(item.get("id"), str):
+            routing.hidden_items.add(item["id"])
+        if not done:
+            return
+        report = _issues.report_of(item)
+        if report is None:
+            log.warning("report_issue call without a report", call=item.get("call_id"))
+        else:
+            routing.reports.append(report)
 
     def _item(self, item: dict[str, Any], routing: Routing, *, count: bool) -> dict[str, Any]:
         result = item

@@ -43,6 +43,8 @@ What the modes change (test equipment, never the real Hpatch, CTP or Mentor):
   model's references for Codex (:mod:`hpbench.reference._ctp2`).
 - ``--mentor MODEL`` consults MODEL on the router-owned schedule of
   :mod:`hpbench.reference._mentor`, as child threads with retained child proofs.
+- ``--report-issue HOOK`` (hpatch mode) offers the model ``report_issue``, keeps its calls
+  from Codex and runs HOOK once per completed report (:mod:`hpbench.reference._issues`).
 
 With any of them, routed response streams are rewritten event by event; an event routing
 does not change is relayed as it came. Mode, protocol and mentor are recorded in the
@@ -65,6 +67,7 @@ import structlog
 from hpbench import __version__
 from hpbench._logging import configure
 from hpbench.capture import CaptureWriter, Protocol, RouterMode
+from hpbench.issuereports.model import OFF
 from hpbench.reference import _server
 from hpbench.reference._relay import Router
 from hpbench.reference._upstream import Upstream
@@ -99,9 +102,21 @@ def _mentor(text: str) -> str:
     return text
 
 
-def _exact_needs_hpatch(directory: Path | None, mode: str) -> None:
-    if directory is not None and mode != RouterMode.HPATCH.value:
+def _report_issue(text: str) -> str:
+    if text != OFF and not text.startswith("/"):
+        msg = "must be off or the diagnose hook's absolute path"
+        raise argparse.ArgumentTypeError(msg)
+    return text
+
+
+def _needs_hpatch(exact_evidence: Path | None, report_issue: str, mode: str) -> None:
+    if mode == RouterMode.HPATCH.value:
+        return
+    if exact_evidence is not None:
         msg = "--exact-evidence needs --mode hpatch: only Hpatch calls have exact evidence"
+        raise ValueError(msg)
+    if report_issue != OFF:
+        msg = "--report-issue needs --mode hpatch: a passthrough router offers no report_issue"
         raise ValueError(msg)
 
 
@@ -123,6 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_mentor,
         metavar="MODEL|off",
         help="Mentor Handoff: the mentor model to consult, or off (the default; the control's)",
+    )
+    parser.add_argument(
+        "--report-issue",
+        default=OFF,
+        type=_report_issue,
+        metavar="HOOK|off",
+        help="offer the model report_issue and run HOOK once per completed report, with the "
+        "report as JSON on its standard input (spec 004; hpatch mode only); off (the default) "
+        "offers no such tool",
     )
     parser.add_argument(
         "--exact-evidence",
@@ -156,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = _server.parse_listen(args.listen)
         upstream = Upstream.parse(args.upstream)
         mentor_model = None if args.mentor == "off" else args.mentor
-        _exact_needs_hpatch(args.exact_evidence, args.mode)
+        _needs_hpatch(args.exact_evidence, args.report_issue, args.mode)
         capture = CaptureWriter(
             args.capture_output,
             mode=RouterMode(args.mode),
@@ -172,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         retries=args.upstream_retries,
         mentor_model=mentor_model,
         exact_evidence=args.exact_evidence,
+        report_hook=None if args.report_issue == OFF else args.report_issue,
         head_timeout=args.upstream_idle_timeout,
         idle_timeout=args.upstream_idle_timeout,
     )

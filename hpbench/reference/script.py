@@ -57,8 +57,11 @@ class ItemType(enum.Enum):
     CUSTOM_TOOL_CALL = "custom_tool_call"
     HPATCH = "hpatch"
     HPATCH_RECOVER = "hpatch_recover"
+    REPORT_ISSUE = "report_issue"
 
 
+# A report_issue call is the router's, never Codex's (the router keeps it from the
+# client), so it is not one of the tool calls a step may hold only one of.
 TOOL_CALLS = frozenset(
     {
         ItemType.EXEC_COMMAND,
@@ -92,7 +95,9 @@ class ScriptItem:
     provider then refuses to go on unless the command's output, sent back with
     the next request, says it exited with that code); ``apply_patch`` uses ``patch``;
     ``function_call`` uses ``name`` and ``arguments`` (JSON text);
-    ``custom_tool_call`` uses ``name`` and ``input``.
+    ``custom_tool_call`` uses ``name`` and ``input``; ``report_issue`` uses ``title`` and
+    ``markdown``, and is sent only when the request offers the ``report_issue`` tool (a
+    model cannot call a tool it was not given).
     """
 
     type: ItemType = attrs.field(metadata=doc("What the item is; it decides the other fields."))
@@ -137,6 +142,12 @@ class ScriptItem:
     input: str | None = attrs.field(
         default=None, metadata=doc("`custom_tool_call`: its input text (required).")
     )
+    title: str | None = attrs.field(
+        default=None, metadata=doc("`report_issue`: the report's title (required there).")
+    )
+    markdown: str | None = attrs.field(
+        default=None, metadata=doc("`report_issue`: the report's Markdown (required there).")
+    )
 
     def required_fields(self) -> tuple[str, ...]:
         """The fields this item type needs."""
@@ -149,6 +160,7 @@ class ScriptItem:
             ItemType.CUSTOM_TOOL_CALL: ("name", "input"),
             ItemType.HPATCH: ("patch",),
             ItemType.HPATCH_RECOVER: ("patch",),
+            ItemType.REPORT_ISSUE: ("title", "markdown"),
         }[self.type]
 
     def allowed_fields(self) -> frozenset[str]:

@@ -19,6 +19,7 @@ from hpbench.capture.models import Comparison, RejectionCause, ToolShape
 from hpbench.capture.prefix import PrefixRow
 from hpbench.capture.schema import NAMED_TYPES
 from hpbench.findings import Finding
+from hpbench.issuereports.model import AttemptReports
 from hpbench.provenance import RouterImage
 from hpbench.results.model import FailureClass
 from hpbench.schemagen import doc
@@ -547,6 +548,19 @@ class ExactEvidenceAttempt:
 
 
 @attrs.frozen
+class IssueReports:
+    """The issue reports the Hpatch routers' diagnose hooks published (spec 004): counts
+    only; the titles and bodies stay in each attempt's `issue-reports.jsonl`."""
+
+    collected: int | None = attrs.field(
+        metadata=doc("Reports collected over the run; null when any attempt's were refused.")
+    )
+    attempts: tuple[AttemptReports, ...] = attrs.field(
+        metadata=doc("Each scheduled Hpatch attempt, in run order.")
+    )
+
+
+@attrs.frozen
 class ReportDocument:
     """``report.json``: everything summary.md says, as data (``hpbench.report.v2``)."""
 
@@ -587,6 +601,9 @@ class ReportDocument:
     )
     exact_evidence: dict[str, ExactEvidenceAttempt] | None = attrs.field(
         metadata=doc("By `<repetition>-<arm>` when exact evidence is on; null when it is off.")
+    )
+    issue_reports: IssueReports | None = attrs.field(
+        metadata=doc("When issue reporting is on (`report_issue`); null when it is off.")
     )
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
 

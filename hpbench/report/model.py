@@ -45,6 +45,7 @@ from hpbench.report.figures import (
     comparison,
 )
 from hpbench.report.hpatch import hpatch_results
+from hpbench.report.issues import issue_reports_section
 from hpbench.report.models import model_rows
 from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
@@ -307,6 +308,16 @@ def build_report_document(run_dir: Path, check: CaptureCheck) -> ReportDocument:
     return read_document(document, ReportDocument, source=source, code="report.document")
 
 
+def _diagnostic_evidence(
+    run_dir: Path, run: dict[str, Any]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
+    """Spec 004's exact evidence and issue reports (each None when off), and the reasons
+    either fails the run for."""
+    exact, exact_reasons = exact_evidence_section(run_dir, run)
+    issues, issue_reasons = issue_reports_section(run_dir, run)
+    return exact, issues, exact_reasons + issue_reasons
+
+
 def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     """Every section of the report, as the figures modules compute them."""
     # The plan, strictly: a run.json that does not fit RunPlan is refused by field.
@@ -365,8 +376,8 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
     compression = _compression(run, mode, fresh, captured.valid)
     if compression["failures"]:
         reasons.append(f"required CTP compression failed: {'; '.join(compression['failures'])}")
-    exact, exact_reasons = exact_evidence_section(run_dir, run)
-    reasons += exact_reasons
+    exact, issues, evidence_reasons = _diagnostic_evidence(run_dir, run)
+    reasons += evidence_reasons
     reasons += _exposure_reasons(run_dir)
     ran = provenance(run, captured.valid, captured.directories)
     if ran["missing"]:
@@ -398,6 +409,7 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "imported": _imported_section(imported),
         "cache_prefix": captured.cache_prefix,
         "exact_evidence": exact,
+        "issue_reports": issues,
         "outcome": {"ok": not reasons, "reasons": reasons},
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hpbench.modes import EXACT_EVIDENCE_MODES, compared_arms, mode_of
+from hpbench.modes import EXACT_EVIDENCE_MODES, REPORT_ISSUE_DEFAULTS, compared_arms, mode_of
 from hpbench.report.markdown import (
     UNAVAILABLE,
     arm_title,
@@ -48,7 +48,19 @@ def _mode_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     if mode.name in EXACT_EVIDENCE_MODES:
         # Spec 004's toggle: its state here, its rows in their own section.
         rows.append(("exact evidence", "on" if run["exact_evidence"] else "off"))
+    if mode.name in REPORT_ISSUE_DEFAULTS:
+        # Spec 004: the toggle and the count; the reports stay in issue-reports.jsonl.
+        rows.append(("issue reports (report_issue)", _issue_reports(report)))
     return rows
+
+
+def _issue_reports(report: dict[str, Any]) -> str:
+    section = report.get("issue_reports")
+    if section is None:
+        return "off"
+    if section["collected"] is None:
+        return "on; refused (see the outcome), none counted"
+    return f"on; {section['collected']} collected (bodies in each attempt's issue-reports.jsonl)"
 
 
 def _banner(report: dict[str, Any]) -> list[str]:

@@ -56,6 +56,7 @@ def pins_dir(tmp_path: Path) -> Path:
     directory.mkdir()
     (directory / "guidance.md").write_text("# Editing files\n\n- Edit with apply_patch.\n")
     (directory / "rule.md").write_text("Work offline.\n")
+    (directory / "issues.md").write_text("Report each recovered chain once.\n")
     write_pins(directory)
     return directory
 
@@ -66,6 +67,7 @@ def write_pins(directory: Path, **overrides: str) -> Path:
         "model": "gpt-6-astra",
         "guidance": "guidance.md",
         "isolation_rule": "rule.md",
+        "issue_reporting_rule": "issues.md",
         "install_before_line": ANCHOR,
         "remove_rg_preference_line": RG_LINE,
         "remove_exec_command_line": EXEC_LINE,
@@ -121,6 +123,31 @@ class TestDerive:
         derived = derive(stock(), load_pins(pins_dir / "pins.toml"))
         assert STOCK + "\nWork offline.\n" == derived.control
         assert derived.treatment.endswith("\n\nWork offline.\n")
+
+    def test_issue_reporting_adds_its_rule_to_the_treatment_only(
+        self, pins_dir: Path, tmp_path: Path
+    ) -> None:
+        """Spec 004: with issue reporting on, the treatment (whose routers offer
+        report_issue) ends with the rule after the isolation rule; the control never gets
+        it, and hashes.json names the rule's digest only when it was given."""
+        pin_set = load_pins(pins_dir / "pins.toml")
+        off, on = derive(stock(), pin_set), derive(stock(), pin_set, report_issue=True)
+        assert off.control == on.control
+        assert "Report each recovered chain" not in off.treatment + on.control
+        assert on.treatment == off.treatment + "\nReport each recovered chain once.\n"
+        assert (
+            write_instructions(off, pin_set, tmp_path / "off").issue_reporting_rule_sha256 is None
+        )
+        hashes = write_instructions(on, pin_set, tmp_path / "on")
+        digest = hashlib.sha256(b"Report each recovered chain once.\n").hexdigest()
+        assert digest == hashes.issue_reporting_rule_sha256
+        assert read_hashes(tmp_path / "on" / "hashes.json") == hashes
+
+    def test_a_missing_issue_reporting_rule_file_is_refused_by_name(self, pins_dir: Path) -> None:
+        (pins_dir / "issues.md").unlink()
+        with pytest.raises(ContractError) as caught:
+            load_pins(pins_dir / "pins.toml")
+        assert ["$.issue_reporting_rule"] == [f.field for f in caught.value.findings]
 
     def test_stock_bytes_survive(self, pins_dir: Path) -> None:
         """Unusual bytes (trailing spaces, tabs, non-ASCII) in other lines are kept exactly."""

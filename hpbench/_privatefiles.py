@@ -1,0 +1,62 @@
+"""Reading files a router published into a private directory, without trusting them.
+
+Exact evidence and issue reports are both published by a process hpbench does not
+control (the router under test, or a hook running in its container) into a mode-0700
+directory of mode-0600 files. Whoever wrote them, the runner reads them the same way: it
+never follows a symlink, it reads at most a bounded number of bytes, and it refuses a
+JSON object that gives a key twice (two readers could otherwise see two documents).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+
+def lstat_mode(path: Path) -> int | None:
+    """``path``'s own mode (a symlink's, not its target's); None when nothing is there."""
+    try:
+        return path.lstat().st_mode
+    except FileNotFoundError:
+        return None
+
+
+def is_real_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory itself, not a symlink to one."""
+    mode = lstat_mode(path)
+    return mode is not None and stat.S_ISDIR(mode)
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words, for a finding."""
+    return "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+
+
+def read_nofollow(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, opened without following a symlink (a file swapped for one
+    after an ``lstat`` is refused, not followed); at most ``limit + 1`` bytes when given,
+    so an oversized file is seen as such without reading all of it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as stream:
+        return stream.read() if limit is None else stream.read(limit + 1)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        msg = f"key(s) given twice: {', '.join(repeated)}"
+        raise ValueError(msg)
+    return dict(pairs)
+
+
+def loads_unique(text: str) -> Any:
+    """``json.loads`` that refuses an object giving a key twice.
+
+    Raises:
+        ValueError: not JSON, or a key given twice.
+    """
+    return json.loads(text, object_pairs_hook=_unique_keys)

@@ -23,7 +23,7 @@ from hpbench.task.registry import default_tasks_dir, load_task
 from .conftest import bench, leftovers, results
 from .test_containment import command, demo_steps, oracle_tail, write_scripts
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e]
+pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DONE = {"output": [{"type": "message", "text": "Done."}]}

@@ -36,7 +36,7 @@ from .conftest import (
     task_with,
 )
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e]
+pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
 
 
 class TestOfflineDemo:

@@ -24,7 +24,7 @@ from hpbench.reference.harness import HostListener
 
 from .conftest import bench, leftovers, results
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e]
+pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = REPO_ROOT / "tasks" / "kv-rangestream" / "replay"

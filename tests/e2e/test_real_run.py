@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,16 +23,18 @@ import pytest
 from ..outside import OutsideProvider, outside_provider
 from .conftest import REPO_ROOT, bench, leftovers, results
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e]
+pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
 
 TASK_SCRIPT = REPO_ROOT / "tasks" / "kv-rangestream" / "replay" / "control.json"
 
 
 @pytest.fixture(scope="module")
 def router_image() -> Iterator[str]:
-    """The reference router's image under a name that is not the reference router's."""
+    """The reference router's image under a name that is not the reference router's, and
+    this process's own: the tests are independent, and another worker that runs some of
+    them removes its name when done."""
     tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
-    image = f"hpbench-e2e/measured-router:{tag}"
+    image = f"hpbench-e2e/measured-router-{secrets.token_hex(4)}:{tag}"
     subprocess.run(["docker", "tag", f"hpbench-router:{tag}", image], check=True)
     yield image
     subprocess.run(["docker", "image", "rm", image], capture_output=True, check=False)

@@ -5,7 +5,8 @@
 # Provisions what the tests need (benchmarks/provision.sh: Docker engine,
 # Compose plugin, base image, Go, the pinned Codex CLI), creates the virtual
 # environment, then runs ruff, the formatter check, mypy --strict, shellcheck
-# and the pytest suite. Any failure fails the whole command.
+# and the pytest suite (four pytest-xdist workers; PYTEST_ARGS come after, so `-n 0`
+# runs it in one process). Any failure fails the whole command.
 set -euo pipefail
 [[ -n "${BENCH_DEBUG:-}" ]] && set -x
 
@@ -44,7 +45,10 @@ main() {
   mapfile -t scripts < <(grep -rlE '^#!/usr/bin/env bash' benchmarks tests .ci | sort)
   shellcheck -x "${scripts[@]}"
   step "pytest"
-  "${venv}/pytest" "$@"
+  # Most of the time goes to end-to-end runs waiting on their containers, which overlap
+  # well even on two cores. Tests stay in their groups (tests/conftest.py). The slowest
+  # tests are listed at the end.
+  "${venv}/pytest" -n 4 --dist loadgroup --no-loadscope-reorder --durations=25 "$@"
 }
 
 main "$@"

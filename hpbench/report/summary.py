@@ -33,7 +33,7 @@ CONVENTIONAL_ALPHA = 0.05
 
 def _mode_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     """What the mode adds to the settings: the arms' protocols, the mentor model, the
-    imported control's source, the exact-evidence toggle."""
+    imported control's source, the exact-evidence and issue-report toggles, the loop gate."""
     run = report["run"]
     mode = mode_of(run["mode"])
     fresh = ", ".join(run["arms"])
@@ -51,6 +51,13 @@ def _mode_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     if mode.name in REPORT_ISSUE_DEFAULTS:
         # Spec 004: the toggle and the count; the reports stay in issue-reports.jsonl.
         rows.append(("issue reports (report_issue)", _issue_reports(report)))
+    # Spec 004's gate: its state, whatever the loops turned out to be.
+    gate = (
+        "on: a same-path or workspace-wide loop fails the run after the report"
+        if run.get("enforce_no_edit_loops", True)
+        else "off (BENCHMARK_ENFORCE_NO_EDIT_LOOPS=false): loops are reported, never gated"
+    )
+    rows.append(("loop gate", gate))
     return rows
 
 

@@ -105,6 +105,13 @@ class AttemptReports:
     collected: int | None = attrs.field(
         metadata=doc("Reports collected; null when the attempt's reports were refused.")
     )
+    calls: int | None = attrs.field(
+        metadata=doc(
+            "`report_issue` calls in the responses Codex received whole (the capture's "
+            "delivered attempts of completed exchanges): what the model asked to report, "
+            "valid or not; null when the capture cannot be read."
+        )
+    )
     file: str | None = attrs.field(
         metadata=doc(
             "The consolidated `issue-reports.jsonl`, relative to the run directory; null "

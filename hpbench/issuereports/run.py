@@ -14,11 +14,39 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpbench._documents import write_document
+from hpbench.capture.models import ExchangeOutcome, ExchangeRecord, ProviderRecord
+from hpbench.capture.validator import iter_records
+from hpbench.errors import ContractError
 from hpbench.issuereports import model as m
 from hpbench.issuereports.collect import collect
 from hpbench.modes import mode_of, reports_issues, scheduled_attempts
 from hpbench.plan import RunPlan
 from hpbench.rundir import CAPTURE_DIR, ISSUE_REPORTS_DIR, ISSUE_REPORTS_JSONL, RunLayout
+
+
+def report_calls(capture_dir: Path) -> int | None:
+    """How many ``report_issue`` calls the responses Codex received whole carried: each
+    completed exchange's delivered attempt's emitted tool shapes. None when the capture
+    cannot be read (unknown, never zero)."""
+    if not capture_dir.is_dir():
+        return None
+    delivered: dict[int, int] = {}
+    calls: dict[tuple[int, int], int] = {}
+    try:
+        for _, _, record in iter_records(capture_dir):
+            if isinstance(record, ExchangeRecord):
+                completed = record.outcome is ExchangeOutcome.COMPLETED
+                if completed and record.delivered_attempt is not None:
+                    delivered[record.exchange] = record.delivered_attempt
+            elif isinstance(record, ProviderRecord):
+                calls[(record.exchange, record.attempt)] = sum(
+                    shape.count
+                    for shape in record.emitted_tools
+                    if (shape.item_type, shape.name) == ("function_call", m.REPORT_TOOL)
+                )
+    except (ContractError, OSError):
+        return None
+    return sum(calls.get(key, 0) for key in delivered.items())
 
 
 def collect_run(run_dir: Path, plan: RunPlan) -> m.IssueReportsCollection | None:
@@ -39,6 +67,7 @@ def collect_run(run_dir: Path, plan: RunPlan) -> m.IssueReportsCollection | None
                 repetition=repetition,
                 arm=arm.value,
                 collected=len(collected.reports) if collected.ok else None,
+                calls=report_calls(capture),
                 file=str(out.relative_to(run_dir)) if collected.written else None,
                 findings=[str(finding) for finding in collected.findings],
             )

@@ -555,6 +555,12 @@ class IssueReports:
     collected: int | None = attrs.field(
         metadata=doc("Reports collected over the run; null when any attempt's were refused.")
     )
+    calls: int | None = attrs.field(
+        metadata=doc(
+            "`report_issue` calls in delivered responses over the run; null when any "
+            "attempt's capture could not be read."
+        )
+    )
     attempts: tuple[AttemptReports, ...] = attrs.field(
         metadata=doc("Each scheduled Hpatch attempt, in run order.")
     )

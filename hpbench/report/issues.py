@@ -36,13 +36,20 @@ def issue_reports_section(
         )
     except (OSError, ValueError, ContractError):
         reason = "issue reporting is on, but no readable collection of the reports exists"
-        return {"collected": None, "attempts": []}, [reason]
+        return {"collected": None, "calls": None, "attempts": []}, [reason]
     reasons = [
         f"issue reports of {attempt.repetition}-{attempt.arm} refused: "
         f"{len(attempt.findings)} finding(s)"
         for attempt in collection.attempts
         if attempt.collected is None
     ]
-    counts = [attempt.collected for attempt in collection.attempts]
-    total = None if None in counts else sum(count or 0 for count in counts)
-    return {"collected": total, "attempts": document_json(collection)["attempts"]}, reasons
+    return {
+        "collected": _total([attempt.collected for attempt in collection.attempts]),
+        "calls": _total([attempt.calls for attempt in collection.attempts]),
+        "attempts": document_json(collection)["attempts"],
+    }, reasons
+
+
+def _total(counts: list[int | None]) -> int | None:
+    """The sum, or None when any count is unknown (never a partial sum)."""
+    return None if None in counts else sum(count or 0 for count in counts)

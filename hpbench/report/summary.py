@@ -65,9 +65,16 @@ def _issue_reports(report: dict[str, Any]) -> str:
     section = report.get("issue_reports")
     if section is None:
         return "off"
-    if section["collected"] is None:
+    collected, calls = section["collected"], section["calls"]
+    if collected is None:
         return "on; refused (see the outcome), none counted"
-    return f"on; {section['collected']} collected (bodies in each attempt's issue-reports.jsonl)"
+    # Both numbers, as for any retained fraction: a failed hook or a call that was no
+    # report shows as fewer collected than called.
+    called = UNAVAILABLE if calls is None else str(calls)
+    return (
+        f"on; {collected} collected of {called} report_issue call(s) the model made "
+        "(bodies in each attempt's issue-reports.jsonl)"
+    )
 
 
 def _banner(report: dict[str, Any]) -> list[str]:

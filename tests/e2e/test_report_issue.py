@@ -74,7 +74,7 @@ def test_a_diagnostic_run_shows_each_piece_and_no_identity(runs_dir: Path, tmp_p
     } == json.loads(line)
     assert 0o600 == consolidated.stat().st_mode & 0o777
     report = _report(run_dir)
-    assert 1 == report["issue_reports"]["collected"]
+    assert (1, 1) == (report["issue_reports"]["collected"], report["issue_reports"]["calls"])
     # The model called it; Codex never saw it (its JSONL has no such call).
     assert REPORT_TOOL in _emitted(run_dir)
     assert REPORT_TOOL not in (run_dir / "attempts/1-hpatch/codex.jsonl").read_text()
@@ -86,7 +86,7 @@ def test_a_diagnostic_run_shows_each_piece_and_no_identity(runs_dir: Path, tmp_p
 
     summary = (run_dir / "summary.md").read_text(encoding="utf-8")
     for piece in (
-        "| issue reports (report_issue) | on; 1 collected",
+        "| issue reports (report_issue) | on; 1 collected of 1 report_issue call(s)",
         "| exact evidence | on |",
         "| retained | 3 of 3 routed calls (complete) |",
         "- hpatch: 1 of 1 attempt(s) covered (operation@1).",

@@ -17,6 +17,7 @@ import pytest
 from hpbench.capture import Protocol, RouterMode
 from hpbench.issuereports import model as m
 from hpbench.issuereports.collect import read_reports
+from hpbench.issuereports.run import report_calls
 from hpbench.reference._issues import is_report_call, report_of, tool_definition
 from hpbench.reference._render import render_step
 from hpbench.reference._transform import DROP, Transform
@@ -193,6 +194,8 @@ class TestRouter:
         assert ("function_call", m.REPORT_TOOL) in {(t["item_type"], t["name"]) for t in emitted}
         delivered = next(r for r in records if r["kind"] == "exchange")["delivered_tools"]
         assert all(shape["name"] != m.REPORT_TOOL for shape in delivered)
+        # What the run counts as the model's calls: the delivered response's one.
+        assert 1 == report_calls(capture)
 
     def test_off_offers_no_tool_and_the_model_sends_no_report(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -202,6 +205,14 @@ class TestRouter:
         assert 3 == provider[0]["request"]["tools"]
         assert ["function_call"] == provider[0]["response"]["output_types"]
         assert not reports.exists()
+        assert 0 == report_calls(tmp_path / "capture")
+
+
+def test_calls_in_a_capture_that_cannot_be_read_are_unknown(tmp_path: Path) -> None:
+    assert report_calls(tmp_path / "absent") is None
+    (tmp_path / "capture").mkdir()
+    (tmp_path / "capture" / "records.jsonl").write_text('{"kind": "exchange"}\n')
+    assert report_calls(tmp_path / "capture") is None
 
     def test_a_failing_hook_never_changes_routing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -224,12 +224,21 @@ class TestReportSection:
         assert (None, []) == issue_reports_section(tmp_path, {"report_issue": False})
 
     def test_counts_are_summed(self, tmp_path: Path) -> None:
-        attempt = {"repetition": 1, "arm": "hpatch", "file": "x", "findings": []}
+        attempt = {"repetition": 1, "arm": "hpatch", "file": "x", "findings": [], "calls": 2}
         run_dir = self._run_dir(
             tmp_path, [{**attempt, "collected": 2}, {**attempt, "arm": "ctp", "collected": 1}]
         )
         section, reasons = issue_reports_section(run_dir, {"report_issue": True})
-        assert section is not None and 3 == section["collected"] and [] == reasons
+        assert section is not None and [] == reasons
+        assert (3, 4) == (section["collected"], section["calls"])
+
+    def test_an_unknown_call_count_is_unknown_not_zero(self, tmp_path: Path) -> None:
+        attempt = {"repetition": 1, "arm": "hpatch", "file": "x", "findings": [], "collected": 1}
+        run_dir = self._run_dir(
+            tmp_path, [{**attempt, "calls": 1}, {**attempt, "arm": "ctp", "calls": None}]
+        )
+        section, _ = issue_reports_section(run_dir, {"report_issue": True})
+        assert section is not None and (2, None) == (section["collected"], section["calls"])
 
     def test_refused_reports_fail_the_run_and_count_nothing(self, tmp_path: Path) -> None:
         run_dir = self._run_dir(
@@ -239,6 +248,7 @@ class TestReportSection:
                     "repetition": 1,
                     "arm": "hpatch",
                     "collected": None,
+                    "calls": 1,
                     "file": None,
                     "findings": ["x"],
                 }
@@ -250,11 +260,11 @@ class TestReportSection:
 
     def test_on_without_a_collection_fails_the_run(self, tmp_path: Path) -> None:
         section, reasons = issue_reports_section(tmp_path, {"report_issue": True})
-        assert section == {"collected": None, "attempts": []}
+        assert section == {"collected": None, "calls": None, "attempts": []}
         assert 1 == len(reasons) and "no readable collection" in reasons[0]
 
     def test_a_collection_with_unknown_keys_is_refused(self, tmp_path: Path) -> None:
-        attempt = {"repetition": 1, "arm": "hpatch", "collected": 1, "file": "x", "findings": []}
-        run_dir = self._run_dir(tmp_path, [{**attempt, "thread": "t-1"}])
+        attempt = {"repetition": 1, "arm": "hpatch", "collected": 1, "calls": 1, "file": "x"}
+        run_dir = self._run_dir(tmp_path, [{**attempt, "findings": [], "thread": "t-1"}])
         _, reasons = issue_reports_section(run_dir, {"report_issue": True})
         assert 1 == len(reasons) and "no readable collection" in reasons[0]

@@ -103,8 +103,10 @@ class Router:
             exact=exact_evidence is not None,
             report_issue=report_hook is not None,
         )
-        # Issue reporting on: the diagnose hook each completed report is handed to.
+        # Issue reporting on: the diagnose hook each completed report is handed to, and
+        # the hook runs not yet finished (a SIGTERM waits for them: drain_reports).
         self.report_hook = report_hook if self.transform.report_issue else None
+        self._hook_runs: set[asyncio.Future[int]] = set()
         # Off (None): no recorder, and the transform builds no exact strings at all.
         self.exact = ExactRecorder(exact_evidence) if exact_evidence is not None else None
         self.mentor = Schedule(mentor_model)
@@ -210,7 +212,19 @@ class Router:
         if exchange.outcome is not ExchangeOutcome.COMPLETED:
             log.info("reports of an unfinished exchange not published", count=len(routing.reports))
             return
-        await run_hook(self.report_hook, routing.reports)
+        run = asyncio.ensure_future(run_hook(self.report_hook, routing.reports))
+        self._hook_runs.add(run)
+        run.add_done_callback(self._hook_runs.discard)
+        # Shielded: a router stopped now still publishes the reports (drain_reports).
+        await asyncio.shield(run)
+
+    async def drain_reports(self) -> None:
+        """Wait for the hook runs still under way, so that a stopped router loses no
+        report the client already has the response of (each run is bounded by the hook's
+        own timeout)."""
+        if self._hook_runs:
+            log.info("waiting for the diagnose hook", runs=len(self._hook_runs))
+            await asyncio.gather(*self._hook_runs, return_exceptions=True)
 
     async def _consult_mentor(
         self, request: _http.Request, parent: ExchangeCapture, routing: Routing

@@ -120,8 +120,14 @@ async def serve(
         await server.serve_forever()
 
 
-def run_until_signal(main_coroutine: Coroutine[Any, Any, None], name: str) -> int:
-    """Run a server coroutine until SIGTERM or SIGINT; 1 when it cannot listen."""
+def run_until_signal(
+    main_coroutine: Coroutine[Any, Any, None],
+    name: str,
+    *,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+) -> int:
+    """Run a server coroutine until SIGTERM or SIGINT, then ``on_stop`` (work that must
+    finish before the process exits); 1 when it cannot listen."""
 
     async def runner() -> None:
         task = asyncio.ensure_future(main_coroutine)
@@ -130,6 +136,8 @@ def run_until_signal(main_coroutine: Coroutine[Any, Any, None], name: str) -> in
             loop.add_signal_handler(signum, task.cancel)
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        if on_stop is not None:
+            await on_stop()
 
     try:
         asyncio.run(runner())

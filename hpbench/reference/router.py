@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     serving = _server.serve(router.handle, host, port, log=log, upstream=str(upstream))
     try:
-        return _server.run_until_signal(serving, "router")
+        return _server.run_until_signal(serving, "router", on_stop=router.drain_reports)
     finally:
         capture.close()
 

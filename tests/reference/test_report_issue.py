@@ -149,7 +149,7 @@ def _published(directory: Path) -> bool:
 
 
 def _run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str, *, wait: bool = True
 ) -> tuple[list[dict[str, Any]], Path, list[dict[str, Any]]]:
     """One exchange through an hpatch router with ``--report-issue hook``: what the client
     got, the reports directory, and the provider's records."""
@@ -169,7 +169,7 @@ def _run(
     ):
         answer = post(router.port, body([user()]))
         assert answer.complete
-        if hook != "off":
+        if hook != "off" and wait:
             # The hook runs once the client has the whole response: wait for its outcome.
             _wait_for(lambda: _published(reports) or "diagnose hook" in router.log.read_text())
     return answer.items(), reports, read_jsonl(tmp_path / "provider-records.jsonl")
@@ -207,13 +207,6 @@ class TestRouter:
         assert not reports.exists()
         assert 0 == report_calls(tmp_path / "capture")
 
-
-def test_calls_in_a_capture_that_cannot_be_read_are_unknown(tmp_path: Path) -> None:
-    assert report_calls(tmp_path / "absent") is None
-    (tmp_path / "capture").mkdir()
-    (tmp_path / "capture" / "records.jsonl").write_text('{"kind": "exchange"}\n')
-    assert report_calls(tmp_path / "capture") is None
-
     def test_a_failing_hook_never_changes_routing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -224,6 +217,19 @@ def test_calls_in_a_capture_that_cannot_be_read_are_unknown(tmp_path: Path) -> N
         assert ["exec_command"] == [item["name"] for item in items]
         assert not reports.exists()
         assert "diagnose hook failed" in (tmp_path / "router.log").read_text()
+
+    def test_a_router_stopped_at_once_still_publishes_the_report(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """SIGTERM right after Codex has the response: the hook run under way finishes
+        before the router exits, so a report Codex's response already went past is kept."""
+        slow = tmp_path / "slow-hook"
+        slow.write_text(f"#!/bin/sh\nsleep 1\nexec {HOOK}\n")
+        slow.chmod(0o755)
+        _, reports, _ = _run(tmp_path, monkeypatch, str(slow), wait=False)
+        published, findings = read_reports(reports)
+        assert ([m.HookReport(**REPORT)], []) == (published, findings)
+        assert "waiting for the diagnose hook" in (tmp_path / "router.log").read_text()
 
     @pytest.mark.parametrize(
         ("mode", "value"), [("passthrough", "/etc/hpbench/diagnose-hook"), ("hpatch", "hook")]
@@ -255,3 +261,10 @@ def test_calls_in_a_capture_that_cannot_be_read_are_unknown(tmp_path: Path) -> N
         )
         assert 2 == result.returncode
         assert "report-issue" in result.stderr
+
+
+def test_calls_in_a_capture_that_cannot_be_read_are_unknown(tmp_path: Path) -> None:
+    assert report_calls(tmp_path / "absent") is None
+    (tmp_path / "capture").mkdir()
+    (tmp_path / "capture" / "records.jsonl").write_text('{"kind": "exchange"}\n')
+    assert report_calls(tmp_path / "capture") is None

@@ -16,6 +16,8 @@ from hpbench.finish import finish_run
 from hpbench.plan import observe, write_plan
 from hpbench.rundir import RunLayout
 from hpbench.settings import KNOWN_MODES, settings_from_env
+from hpbench.task.gitsource import find_source
+from hpbench.task.manifest import SourceKind, Task
 from hpbench.task.registry import default_tasks_dir, load_task
 
 _SETTINGS_HELP = (
@@ -99,6 +101,14 @@ def settings_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _with_reachable_source(task: Task) -> Task:
+    """``task``, once its revisions are known to be on this machine: a git-backed task
+    without a local mirror is refused in one line before anything is made."""
+    if task.manifest.source.kind is SourceKind.GIT:
+        find_source(task)
+    return task
+
+
 def plan_command(args: argparse.Namespace) -> int:
     """``hpbench run plan MODE RUN_DIR``: prints the plan.env path."""
     if not args.run_dir.is_dir():
@@ -109,7 +119,7 @@ def plan_command(args: argparse.Namespace) -> int:
         args.mode,
         args.run_dir,
         os.environ,
-        lambda task_id: load_task(task_id, tasks_dir),
+        lambda task_id: _with_reachable_source(load_task(task_id, tasks_dir)),
         args.replay_dir,
     )
     print_raw(f"{RunLayout(args.run_dir).plan_env}  ({plan.mode}, task {plan.task})")

@@ -13,8 +13,9 @@ from hpbench._console import out_console, print_fields, print_table
 from hpbench.errors import HpbenchError
 from hpbench.plan import write_grader_spec
 from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
-from hpbench.task.history import build_history
-from hpbench.task.manifest import Task
+from hpbench.task.gitsource import fetch_history
+from hpbench.task.history import BuiltHistory, build_history
+from hpbench.task.manifest import SourceKind, Task
 from hpbench.task.registry import default_tasks_dir, load_task, task_ids
 
 log = structlog.get_logger()
@@ -72,7 +73,9 @@ def register(commands: Any) -> None:
     hidden.set_defaults(handler=hidden_files_command)
 
     build = sub.add_parser(
-        "build", help="build a bundled task's base and oracle commits into a new git repository"
+        "build",
+        help="build a bundled task's base and oracle commits into a new git repository, or "
+        "fetch a git-backed task's from its local mirror (HPBENCH_TASK_MIRRORS)",
     )
     build.add_argument("task_id", metavar="ID")
     build.add_argument("--out", type=Path, required=True, help="new or empty directory")
@@ -235,7 +238,14 @@ def hidden_files_command(args: argparse.Namespace) -> int:
 def build_command(args: argparse.Namespace) -> int:
     """``hpbench task build ID --out DIR``."""
     task = _load(args)
-    built = build_history(task, args.out)
+    if task.manifest.source.kind is SourceKind.GIT:
+        # A git-backed task's revisions come from a local mirror, never the network.
+        origin = fetch_history(task, args.out)
+        source = task.manifest.source
+        built = BuiltHistory(args.out, source.base_revision, source.oracle_revision)
+        log.info("task_fetched", task=task.id, source=str(origin))
+    else:
+        built = build_history(task, args.out)
     log.info("task_built", task=task.id, base=built.base_revision, oracle=built.oracle_revision)
     if args.json:
         print_json(

@@ -50,6 +50,10 @@ def declared_tests(hidden: Iterable[tuple[str, Path]]) -> dict[str, set[str]]:
     return declared
 
 
+# A Go module path's major-version element (``v2``, ``v3``, ...).
+_MAJOR = re.compile(r"v[2-9][0-9]*")
+
+
 def check_required_tests(
     required: Mapping[str, tuple[str, ...]],
     declared: Mapping[str, set[str]],
@@ -87,9 +91,13 @@ def check_required_tests(
 
 def _package_of(directory: str, module: str | None, package: str) -> str | None:
     """The import path of a hidden directory: exact when the module is known, else the
-    named package when it ends in that directory (a git source's module is not here)."""
+    named package when it ends in that directory (a git source's module is not here),
+    major-version elements aside: ``go.etcd.io/etcd/tests/v3/integration`` is the
+    package of ``tests/integration`` (module ``go.etcd.io/etcd/tests/v3`` in ``tests``)."""
     if module is not None:
         return module if directory == "." else f"{module}/{directory}"
-    if directory == "." or package.endswith(f"/{directory}"):
+    unversioned = "/".join(part for part in package.split("/") if not _MAJOR.fullmatch(part))
+    suffix = f"/{directory}"
+    if directory == "." or package.endswith(suffix) or unversioned.endswith(suffix):
         return package
     return None

@@ -13,7 +13,16 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import attrs
+
+from hpbench._convert import make_converter, structure
+from hpbench.errors import ContractError
+from hpbench.findings import Finding
+
+T = TypeVar("T")
+_CONVERTER = make_converter()
 
 
 def lstat_mode(path: Path) -> int | None:
@@ -60,3 +69,35 @@ def loads_unique(text: str) -> Any:
         ValueError: not JSON, or a key given twice.
     """
     return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+@attrs.frozen
+class ParseCodes:
+    """The finding codes of one kind of published file."""
+
+    encoding: str
+    json: str
+    schema: str
+
+
+def parse_document(
+    raw: bytes, cls: type[T], *, source: str, codes: ParseCodes, problems: list[Finding]
+) -> T | None:
+    """``raw`` as one ``cls``: UTF-8 text of one JSON object, no key given twice (two
+    readers could otherwise see two documents), structured strictly (an unknown key is
+    refused by name). Each failure is one finding added to ``problems``; None then."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(Finding(codes.encoding, f"not valid UTF-8 at byte {exc.start}", source))
+        return None
+    try:
+        data = loads_unique(text)
+    except ValueError as exc:
+        problems.append(Finding(codes.json, f"not one JSON object: {exc}", file=source))
+        return None
+    try:
+        return structure(_CONVERTER, data, cls, source=source, code=codes.schema)
+    except ContractError as exc:
+        problems.extend(exc.findings)
+        return None

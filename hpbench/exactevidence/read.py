@@ -16,9 +16,14 @@ from pathlib import Path
 
 import attrs
 
-from hpbench._convert import make_converter, structure
-from hpbench._privatefiles import is_real_dir, kind_of, loads_unique, read_nofollow
-from hpbench.errors import ContractError
+from hpbench._convert import make_converter
+from hpbench._privatefiles import (
+    ParseCodes,
+    is_real_dir,
+    kind_of,
+    parse_document,
+    read_nofollow,
+)
 from hpbench.exactevidence import model as m
 from hpbench.findings import Finding
 
@@ -105,25 +110,13 @@ def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
     return ReadRecord(record, source) if record is not None and not problems else None
 
 
+_CODES = ParseCodes(m.CODE_ENCODING, m.CODE_JSON, m.CODE_SCHEMA)
+
+
 def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.ExactEvidenceRecord | None:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(
-            Finding(m.CODE_ENCODING, f"not valid UTF-8 at byte {exc.start}", file=source)
-        )
-        return None
-    try:
-        # A key given twice would let two readers see two different records.
-        data = loads_unique(text)
-    except ValueError as exc:
-        problems.append(Finding(m.CODE_JSON, f"not one JSON object: {exc}", file=source))
-        return None
-    try:
-        return structure(_CONVERTER, data, m.ExactEvidenceRecord, source=source, code=m.CODE_SCHEMA)
-    except ContractError as exc:
-        problems.extend(exc.findings)
-        return None
+    return parse_document(
+        raw, m.ExactEvidenceRecord, source=source, codes=_CODES, problems=problems
+    )
 
 
 def record_problems(

@@ -19,14 +19,19 @@ from pathlib import Path
 
 import attrs
 
-from hpbench._convert import make_converter, structure
 from hpbench._jsonio import canonical_json, write_new
-from hpbench._privatefiles import is_real_dir, kind_of, loads_unique, lstat_mode, read_nofollow
-from hpbench.errors import ContractError
+from hpbench._privatefiles import (
+    ParseCodes,
+    is_real_dir,
+    kind_of,
+    lstat_mode,
+    parse_document,
+    read_nofollow,
+)
 from hpbench.findings import Finding
 from hpbench.issuereports import model as m
 
-_CONVERTER = make_converter()
+_CODES = ParseCodes(m.CODE_ENCODING, m.CODE_JSON, m.CODE_SCHEMA)
 
 
 @attrs.frozen
@@ -111,22 +116,8 @@ def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.HookReport | N
             Finding(m.CODE_SIZE, f"holds more than {m.MAX_REPORT_BYTES} bytes", file=source)
         )
         return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(
-            Finding(m.CODE_ENCODING, f"not valid UTF-8 at byte {exc.start}", file=source)
-        )
-        return None
-    try:
-        data = loads_unique(text)
-    except ValueError as exc:
-        problems.append(Finding(m.CODE_JSON, f"not one JSON object: {exc}", file=source))
-        return None
-    try:
-        report = structure(_CONVERTER, data, m.HookReport, source=source, code=m.CODE_SCHEMA)
-    except ContractError as exc:
-        problems.extend(exc.findings)
+    report = parse_document(raw, m.HookReport, source=source, codes=_CODES, problems=problems)
+    if report is None:
         return None
     if (problem := m.title_problem(report.title)) is not None:
         problems.append(Finding(m.CODE_SCHEMA, problem, file=source, field="$.title"))

@@ -15,6 +15,8 @@ from hpbench.plan import SHELL_VARIABLES
 from hpbench.rundir import Arm
 from hpbench.settings import settings_from_env
 
+from ..rundir.test_modes import _command as compose_command
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -69,23 +71,12 @@ def test_the_plan_names_the_hook_or_off() -> None:
     assert "off" == variable.value(off, None)  # type: ignore[arg-type]
 
 
-def _command(text: str, service: str) -> list[str]:
-    lines = text[text.index(f"\n  {service}:\n") :].splitlines()[2:]
-    start = lines.index("    command:") + 1
-    items = []
-    for line in lines[start:]:
-        if line.lstrip().startswith("#"):
-            continue
-        if not line.startswith("      - "):
-            break
-        items.append(line.strip().removeprefix("- "))
-    return items
-
-
 def test_every_router_is_told_and_only_the_control_is_always_off() -> None:
     compose = (REPO / "compose.yaml").read_text()
     for arm in Arm:
-        command = _command(compose, f"{arm.value}-router")
+        command = [
+            item.removeprefix("- ") for item in compose_command(compose, f"{arm.value}-router")
+        ]
         flag = command[command.index("--report-issue") + 1]
         expected = "${HPBENCH_REPORT_ISSUE:-off}" if reports_issues(arm) else '"off"'
         assert expected == flag, arm

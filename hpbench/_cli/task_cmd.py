@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,18 @@ def register(commands: Any) -> None:
     build.add_argument("--out", type=Path, required=True, help="new or empty directory")
     add_json_flag(build)
     build.set_defaults(handler=build_command)
+
+    qualify = sub.add_parser(
+        "qualify",
+        help="qualify a task's hidden grader on its own: benchmarks/bench.sh preparation-only",
+        description=(
+            "Hands over to `benchmarks/bench.sh preparation-only` with TASK=ID (the shell owns "
+            "the flow: snapshots, module cache, the grader on the base and on the oracle, the "
+            "isolation proofs; no model call). Its run directory goes under RUNS_DIR."
+        ),
+    )
+    qualify.add_argument("task_id", metavar="ID")
+    qualify.set_defaults(handler=qualify_command)
 
     spec = sub.add_parser(
         "grader-spec",
@@ -265,6 +278,20 @@ def build_command(args: argparse.Namespace) -> int:
             ]
         )
     return EXIT_OK
+
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench.sh"
+
+
+def qualify_command(args: argparse.Namespace) -> int:
+    """``hpbench task qualify ID``: the task is loaded (so a bad one is refused here), then
+    this process becomes ``bench.sh preparation-only`` for it."""
+    task = _load(args)
+    env = {**os.environ, "TASK": task.id, "HPBENCH_TASKS_DIR": str(_tasks_dir(args))}
+    env.pop("MODE", None)
+    # A fixed script and fixed arguments: the shell runs the flow, not this process.
+    os.execve(BENCH, [str(BENCH), "preparation-only"], env)  # noqa: S606
+    return EXIT_OK  # not reached: execve replaces this process
 
 
 def grader_spec_command(args: argparse.Namespace) -> int:

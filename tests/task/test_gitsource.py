@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from hpbench._cli import task_cmd
+from hpbench._cli.main import main
 from hpbench.errors import HpbenchError
 from hpbench.task.gitsource import (
     MIRRORS_VARIABLE,
@@ -221,3 +223,32 @@ class TestCommandLine:
         assert 0 != result.returncode
         assert "task kv-rangestream: its git source" in result.stderr
         assert not (run_dir / "plan.env").exists()
+
+
+class TestQualify:
+    """``hpbench task qualify ID`` hands the whole flow to the shell (preparation-only)."""
+
+    def test_hands_over_to_bench_sh_preparation_only(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls: list[tuple[Path, list[str], dict[str, str]]] = []
+        monkeypatch.setattr(
+            task_cmd.os, "execve", lambda path, argv, env: calls.append((path, argv, env))
+        )
+        monkeypatch.setenv("MODE", "paired")
+        main(["task", "qualify", "kv-rangestream"])
+        ((path, argv, env),) = calls
+        assert REPO_ROOT / "benchmarks" / "bench.sh" == path and path.is_file()
+        assert [str(path), "preparation-only"] == argv
+        assert "kv-rangestream" == env["TASK"] and "MODE" not in env
+
+    def test_a_task_that_does_not_load_is_refused_first(self, tmp_path: Path) -> None:
+        result = subprocess.run(
+            [str(HPBENCH), "task", "qualify", "no-such-task"],
+            env={**ENV, "HPBENCH_TASKS_DIR": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert 0 != result.returncode
+        assert "no-such-task" in result.stderr

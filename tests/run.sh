@@ -42,7 +42,7 @@ main() {
   "${venv}/mypy" --strict hpbench
   step "shellcheck"
   local -a scripts
-  mapfile -t scripts < <(grep -rlE '^#!/usr/bin/env bash' benchmarks tests .ci | sort)
+  mapfile -t scripts < <(grep -rlE '^#!(/usr/bin/env bash|/bin/sh)' benchmarks tests .ci contrib | sort)
   shellcheck -x "${scripts[@]}"
   step "pytest"
   # Most of the time goes to end-to-end runs waiting on their containers, which overlap

@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -103,54 +103,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(reason)
 
 
-# Workers (tests/run.sh runs pytest-xdist with --dist loadgroup): a test runs in the
-# worker its xdist_group mark names, after the group's earlier tests. A test without one
-# is grouped with its module, so a module's tests run one after another in one process,
-# as they were written to (module-scoped fixtures, resources shared by name, checks of
-# engine-wide state). A module marked ``independent`` (whole end-to-end runs that share
-# nothing) lets each of its tests go to any worker, apart from those it groups itself.
-
-
-def _distributed(config: pytest.Config) -> bool:
-    return bool(config.pluginmanager.hasplugin("xdist")) and config.getoption("dist") != "no"
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(
-    config: pytest.Config, items: list[pytest.Item]
-) -> Generator[None, None, None]:
-    """Group each test that names no group with its module, unless it is independent
-    (before pytest-xdist reads the groups); then order the groups (after pytest's own
-    ordering)."""
-    if not _distributed(config):
-        yield
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker (tests/run.sh: --dist loadfile, each module's tests in one
+    worker, in order), the modules likely to take longest go first: end-to-end ones, then
+    other Docker ones, then the rest, modules of more tests first within each; so no long
+    module starts last while the other workers idle. tests/run.sh passes
+    --no-loadscope-reorder, so the workers are given the modules in this order."""
+    if not hasattr(config, "workerinput"):
         return
+    modules: dict[str, list[pytest.Item]] = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") or item.get_closest_marker("independent"):
-            continue
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    yield
-    items[:] = _longest_first(items)
-
-
-def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The groups likely to take longest first: end-to-end ones, then other Docker ones,
-    then the rest, groups of more tests first within each; so no long group starts last
-    while the other workers idle. Groups stay whole, each in its order (tests/run.sh
-    passes --no-loadscope-reorder, so the workers are given them in this order)."""
-    groups: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        mark = item.get_closest_marker("xdist_group")
-        groups.setdefault(str(mark.args[0]) if mark else item.nodeid, []).append(item)
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
 
     def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("e2e"):
             return 0
         return 1 if item.get_closest_marker("docker") else 2
 
-    weights = {name: (min(map(rank, group)), -len(group)) for name, group in groups.items()}
-    ordered = sorted(groups, key=weights.__getitem__)  # stable: collection order otherwise
-    return [item for name in ordered for item in groups[name]]
+    weights = {name: (min(map(rank, tests)), -len(tests)) for name, tests in modules.items()}
+    ordered = sorted(modules, key=weights.__getitem__)  # stable: collection order otherwise
+    items[:] = [item for name in ordered for item in modules[name]]
 
 
 @pytest.fixture

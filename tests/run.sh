@@ -46,9 +46,10 @@ main() {
   shellcheck -x "${scripts[@]}"
   step "pytest"
   # Most of the time goes to end-to-end runs waiting on their containers, which overlap
-  # well even on two cores. Tests stay in their groups (tests/conftest.py). The slowest
-  # tests are listed at the end.
-  "${venv}/pytest" -n 4 --dist loadgroup --no-loadscope-reorder --durations=25 "$@"
+  # well even on two cores. A module's tests run in one worker, in order, as written
+  # (module-scoped fixtures, resources shared by name, checks of engine-wide state);
+  # tests/conftest.py orders the modules longest first. The slowest tests are listed.
+  "${venv}/pytest" -n 4 --dist loadfile --no-loadscope-reorder --durations=25 "$@"
 }
 
 main "$@"

@@ -13,7 +13,7 @@ import pytest
 from ..conftest import HPBENCH
 from .conftest import bench, bench_inside, leftovers, results, run_bench, task_with
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
+pytestmark = [pytest.mark.docker, pytest.mark.e2e]
 
 
 def report_of(run_dir: Path) -> dict[str, Any]:
@@ -30,9 +30,6 @@ def routers(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 
 Ran = tuple[subprocess.CompletedProcess[str], Path]
-
-# Each module-scoped run below is shared by the tests of one xdist group, which run in
-# one worker, so it runs once; the other tests are runs of their own (independent).
 
 
 # A task that requires both directions of CTP compression (spec 002's gate).
@@ -66,7 +63,6 @@ def hpatch_only(runs_dir: Path, control: Path) -> Ran:
     return bench("hpatch-only", runs_dir, BASELINE=str(control))
 
 
-@pytest.mark.xdist_group("e2e-ctp-only")
 class TestCtpOnly:
     @pytest.fixture
     def run(self, ctp_only: Ran) -> Ran:
@@ -114,7 +110,6 @@ class TestCtpOnly:
         assert "| control |" not in summary
 
 
-@pytest.mark.xdist_group("e2e-mentor-handoff")
 class TestMentorHandoff:
     @pytest.fixture
     def run(self, mentor_handoff: Ran) -> Ran:
@@ -162,7 +157,6 @@ class TestMentorHandoff:
         assert "delta (mentor - hpatch)" in summary
 
 
-@pytest.mark.xdist_group("e2e-hpatch-only")
 class TestHpatchOnly:
     @pytest.fixture
     def run(self, hpatch_only: Ran) -> Ran:
@@ -328,7 +322,6 @@ class TestCompressionGate:
         gate: dict[str, Any] = report_of(run_dir)["compression"]
         return gate
 
-    @pytest.mark.xdist_group("e2e-ctp-only")
     def test_ctp_only_holds_the_ctp_arm(self, ctp_only: Ran) -> None:
         _, run_dir = ctp_only
         gate = self._gate(run_dir)

@@ -31,8 +31,7 @@ TASK_SCRIPT = REPO_ROOT / "tasks" / "kv-rangestream" / "replay" / "control.json"
 @pytest.fixture(scope="module")
 def router_image() -> Iterator[str]:
     """The reference router's image under a name that is not the reference router's, and
-    this process's own: the tests are independent, and another worker that runs some of
-    them removes its name when done."""
+    this process's own: another test session on the engine removes its own when done."""
     tag = os.environ.get("HPBENCH_IMAGE_TAG", "local")
     image = f"hpbench-e2e/measured-router-{secrets.token_hex(4)}:{tag}"
     subprocess.run(["docker", "tag", f"hpbench-router:{tag}", image], check=True)

@@ -21,7 +21,7 @@ import pytest
 from hpbench.task.registry import default_tasks_dir, load_task
 
 from .conftest import bench, leftovers, results
-from .test_containment import command, demo_steps, oracle_tail, write_scripts
+from .test_containment import COMMAND_WAIT_MS, command, demo_steps, oracle_tail, write_scripts
 
 pytestmark = [pytest.mark.docker, pytest.mark.e2e, pytest.mark.independent]
 
@@ -169,7 +169,7 @@ class TestLookingForAnswers:
             command(
                 'test -z "$(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune'
                 " -o -name '*hidden_test*' -print 2>/dev/null)\"",
-                yield_ms=30_000,
+                yield_ms=COMMAND_WAIT_MS,
             ),
             command(blocked),
         ]

@@ -30,7 +30,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = REPO_ROOT / "tasks" / "kv-rangestream" / "replay"
 
 
-def command(cmd: str, *, expect: int | None = 0, yield_ms: int = 10_000) -> dict[str, Any]:
+# How long Codex waits for a scripted command (it answers as soon as the command ends):
+# long enough for `go vet`/`go test` to finish on a machine busy with other runs, so a
+# scripted agent's exit-code check never fails only because the machine was loaded.
+COMMAND_WAIT_MS = 120_000
+
+
+def command(cmd: str, *, expect: int | None = 0, yield_ms: int = COMMAND_WAIT_MS) -> dict[str, Any]:
     item: dict[str, Any] = {"type": "exec_command", "cmd": cmd, "yield_time_ms": yield_ms}
     if expect is not None:
         item["expect_exit_code"] = expect

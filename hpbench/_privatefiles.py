@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, TypeVar
@@ -101,3 +102,62 @@ def parse_document(
     except ContractError as exc:
         problems.extend(exc.findings)
         return None
+
+
+@attrs.frozen
+class ScanCodes:
+    """The finding codes of one kind of private directory."""
+
+    file: str
+    permissions: str
+    leftover: str
+
+
+@attrs.frozen
+class Entry:
+    """One file of a private directory: whether it is a published regular file to read,
+    and what is already wrong with it (a file with any finding is never evidence)."""
+
+    path: Path
+    readable: bool
+    findings: list[Finding]
+
+
+def scan_private(
+    folder: Path, *, name: re.Pattern[str], noun: str, codes: ScanCodes
+) -> tuple[list[Entry], list[Finding]]:
+    """The entries of a mode-0700 directory of mode-0600 files published under ``name``,
+    in file-name order, and what is wrong with the directory itself.
+
+    An absent directory holds nothing (no finding). A directory that is a symlink is never
+    listed: it could point the runner at files another process controls. An entry
+    without a published name is a leftover (a write that never completed); one that is
+    not a regular file (a symlink above all) is never read. ``noun`` names a file in the
+    findings (``record``, ``report``).
+    """
+    mode = lstat_mode(folder)
+    if mode is None:
+        return [], []
+    where = str(folder)
+    if not stat.S_ISDIR(mode):
+        return [], [Finding(codes.file, f"the {noun}s directory is {kind_of(mode)}", where)]
+    findings: list[Finding] = []
+    if stat.S_IMODE(mode) != 0o700:
+        message = f"the {noun}s directory has mode {stat.S_IMODE(mode):04o}, not 0700"
+        findings.append(Finding(codes.permissions, message, where))
+    entries = [_entry(Path(e.path), name, noun, codes) for e in os.scandir(folder)]
+    return sorted(entries, key=lambda entry: entry.path.name), findings
+
+
+def _entry(path: Path, name: re.Pattern[str], noun: str, codes: ScanCodes) -> Entry:
+    source = str(path)
+    if not name.fullmatch(path.name):
+        message = f"not a published {noun} name (a write that never completed leaves this)"
+        return Entry(path, False, [Finding(codes.leftover, message, source)])
+    mode = path.lstat().st_mode
+    if not stat.S_ISREG(mode):
+        return Entry(path, False, [Finding(codes.file, f"the {noun} is {kind_of(mode)}", source)])
+    if stat.S_IMODE(mode) != 0o600:
+        message = f"the {noun} has mode {stat.S_IMODE(mode):04o}, not 0600"
+        return Entry(path, True, [Finding(codes.permissions, message, source)])
+    return Entry(path, True, [])

@@ -9,25 +9,25 @@ the file (and the field when there is one); nothing is repaired or guessed.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
-from hpbench._convert import make_converter
 from hpbench._privatefiles import (
+    Entry,
     ParseCodes,
+    ScanCodes,
     is_real_dir,
-    kind_of,
     parse_document,
     read_nofollow,
+    scan_private,
 )
 from hpbench.exactevidence import model as m
 from hpbench.findings import Finding
 
-_CONVERTER = make_converter()
+_CODES = ParseCodes(m.CODE_ENCODING, m.CODE_JSON, m.CODE_SCHEMA)
+_SCAN = ScanCodes(m.CODE_FILE, m.CODE_PERMISSIONS, m.CODE_LEFTOVER)
 
 
 @attrs.frozen
@@ -46,71 +46,30 @@ def read_records(directory: Path | str) -> tuple[list[ReadRecord], list[Finding]
     holds no record (a router that routed no call need not create it); whether that is
     acceptable is the caller's to judge against the telemetry.
     """
-    findings: list[Finding] = []
     base = Path(directory)
     if not is_real_dir(base):
-        findings.append(Finding(m.CODE_MISSING, "no exact-evidence directory here", file=str(base)))
-        return [], findings
-    folder = m.records_dir(base)
-    try:
-        info = folder.lstat()
-    except FileNotFoundError:
-        return [], findings
-    if not stat.S_ISDIR(info.st_mode):
-        # A symlink here could point the runner at records another process controls.
-        findings.append(
-            Finding(m.CODE_FILE, "the records directory is not a real directory", file=str(folder))
-        )
-        return [], findings
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        findings.append(
-            Finding(
-                m.CODE_PERMISSIONS,
-                f"the records directory has mode {stat.S_IMODE(info.st_mode):04o}, not 0700",
-                file=str(folder),
-            )
-        )
+        return [], [Finding(m.CODE_MISSING, "no exact-evidence directory here", file=str(base))]
+    entries, findings = scan_private(
+        m.records_dir(base), name=m.RECORD_NAME, noun="record", codes=_SCAN
+    )
     records: list[ReadRecord] = []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        record = _read_one(Path(entry.path), findings)
+    for entry in entries:
+        record = _read_one(entry) if entry.readable else None
         if record is not None:
             records.append(record)
+        findings.extend(entry.findings)
     findings.extend(_cross_record_problems(records))
     return records, findings
 
 
-def _read_one(path: Path, findings: list[Finding]) -> ReadRecord | None:
-    source = str(path)
-    if not m.RECORD_NAME.fullmatch(path.name):
-        findings.append(
-            Finding(
-                m.CODE_LEFTOVER,
-                "not a published record name (a write that never completed leaves this)",
-                file=source,
-            )
-        )
-        return None
-    info = path.lstat()
-    if not stat.S_ISREG(info.st_mode):
-        findings.append(Finding(m.CODE_FILE, f"the record is {kind_of(info.st_mode)}", file=source))
-        return None
-    problems: list[Finding] = []
-    if stat.S_IMODE(info.st_mode) != 0o600:
-        problems.append(
-            Finding(
-                m.CODE_PERMISSIONS,
-                f"the record has mode {stat.S_IMODE(info.st_mode):04o}, not 0600",
-                file=source,
-            )
-        )
-    record = _parse(read_nofollow(path), source, problems)
+def _read_one(entry: Entry) -> ReadRecord | None:
+    """A published record when it passes every check of its own (its findings go to
+    ``entry.findings``)."""
+    source = str(entry.path)
+    record = _parse(read_nofollow(entry.path), source, entry.findings)
     if record is not None:
-        problems.extend(record_problems(record, source=source, name=path.name))
-    findings.extend(problems)
-    return ReadRecord(record, source) if record is not None and not problems else None
-
-
-_CODES = ParseCodes(m.CODE_ENCODING, m.CODE_JSON, m.CODE_SCHEMA)
+        entry.findings.extend(record_problems(record, source=source, name=entry.path.name))
+    return ReadRecord(record, source) if record is not None and not entry.findings else None
 
 
 def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.ExactEvidenceRecord | None:

@@ -12,8 +12,6 @@ followed, no size is trusted.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,16 +20,17 @@ import attrs
 from hpbench._jsonio import canonical_json, write_new
 from hpbench._privatefiles import (
     ParseCodes,
+    ScanCodes,
     is_real_dir,
-    kind_of,
-    lstat_mode,
     parse_document,
     read_nofollow,
+    scan_private,
 )
 from hpbench.findings import Finding
 from hpbench.issuereports import model as m
 
 _CODES = ParseCodes(m.CODE_ENCODING, m.CODE_JSON, m.CODE_SCHEMA)
+_SCAN = ScanCodes(m.CODE_FILE, m.CODE_PERMISSIONS, m.CODE_LEFTOVER)
 
 
 @attrs.frozen
@@ -55,59 +54,16 @@ def read_reports(directory: Path) -> tuple[list[m.HookReport], list[Finding]]:
     A missing directory holds no report: the hook creates it with the first report, and
     a model that reported nothing leaves none. A report with any finding is left out.
     """
-    findings: list[Finding] = []
-    mode = lstat_mode(directory)
-    if mode is None:
-        return [], findings
-    if not stat.S_ISDIR(mode):
-        # A symlink here could point the runner at files another process controls.
-        findings.append(
-            Finding(m.CODE_FILE, f"the reports directory is {kind_of(mode)}", file=str(directory))
-        )
-        return [], findings
-    if stat.S_IMODE(mode) != 0o700:
-        findings.append(
-            Finding(
-                m.CODE_PERMISSIONS,
-                f"the reports directory has mode {stat.S_IMODE(mode):04o}, not 0700",
-                file=str(directory),
-            )
-        )
+    entries, findings = scan_private(directory, name=m.REPORT_NAME, noun="report", codes=_SCAN)
     reports: list[m.HookReport] = []
-    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-        report = _read_one(Path(entry.path), findings)
-        if report is not None:
-            reports.append(report)
+    for entry in entries:
+        if entry.readable:
+            raw = read_nofollow(entry.path, m.MAX_REPORT_BYTES)
+            report = _parse(raw, str(entry.path), entry.findings)
+            if report is not None and not entry.findings:
+                reports.append(report)
+        findings.extend(entry.findings)
     return reports, findings
-
-
-def _read_one(path: Path, findings: list[Finding]) -> m.HookReport | None:
-    source = str(path)
-    if not m.REPORT_NAME.fullmatch(path.name):
-        findings.append(
-            Finding(
-                m.CODE_LEFTOVER,
-                "not a published report name (a publication that never completed leaves this)",
-                file=source,
-            )
-        )
-        return None
-    mode = path.lstat().st_mode
-    if not stat.S_ISREG(mode):
-        findings.append(Finding(m.CODE_FILE, f"the report is {kind_of(mode)}", file=source))
-        return None
-    problems: list[Finding] = []
-    if stat.S_IMODE(mode) != 0o600:
-        problems.append(
-            Finding(
-                m.CODE_PERMISSIONS,
-                f"the report has mode {stat.S_IMODE(mode):04o}, not 0600",
-                file=source,
-            )
-        )
-    report = _parse(read_nofollow(path, m.MAX_REPORT_BYTES), source, problems)
-    findings.extend(problems)
-    return report if not problems else None
 
 
 def _parse(raw: bytes, source: str, problems: list[Finding]) -> m.HookReport | None:

@@ -23,7 +23,7 @@ from typing import Final, Literal
 import attrs
 
 from hpbench import schemagen
-from hpbench.rundir import ISSUE_REPORTS_DIR, ISSUE_REPORTS_JSONL
+from hpbench.rundir import ISSUE_REPORTS_DIR
 from hpbench.schemagen import doc
 
 REPORT_TOOL: Final = "report_issue"
@@ -56,7 +56,6 @@ MAX_REPORT_BYTES: Final = 256 * 1024
 MAX_TITLE_CHARACTERS: Final = 200
 
 CONSOLIDATED_SCHEMA: Final = "hpbench.issue-report.v1"
-CONSOLIDATED_NAME: Final = ISSUE_REPORTS_JSONL
 COLLECTION_SCHEMA: Final = "hpbench.issue-reports.v1"
 
 # Finding codes: one per kind of refusal.

@@ -218,6 +218,20 @@ class FinalResponse:
 
 
 @attrs.frozen
+class Gating:
+    """What the gating tests hold against the grader (``[gating]``, spec 000 and 003).
+
+    ``blind`` is a directory of whole files, each an allowed path, laid over the base:
+    a plausible but wrong edit, as an agent that never understood the task would make.
+    The gating tests grade it through the real grading path and require it to fail, beside
+    the oracle (must pass) and the untouched base (a no-op agent: must fail). The agent
+    never sees it: like the hidden grader, it stays in the task directory.
+    """
+
+    blind: str
+
+
+@attrs.frozen
 class Manifest:
     """One task, as its manifest declares it."""
 
@@ -233,6 +247,7 @@ class Manifest:
     ctp: Ctp = attrs.field(factory=Ctp)
     final_response: FinalResponse | None = None
     commentary: Commentary = attrs.field(factory=Commentary)
+    gating: Gating | None = None
 
 
 @attrs.frozen
@@ -341,7 +356,31 @@ def check_manifest(manifest: Manifest, task_dir: Path, *, source: str) -> list[F
         add("manifest.paths.empty", "$.paths.allowed", "must list at least one path")
     findings += _check_grader(manifest, task_dir, source)
     findings += _check_runtime(manifest, source)
+    if manifest.gating is not None:
+        findings += _check_gating(manifest, manifest.gating, task_dir, source)
     return findings
+
+
+def _check_gating(manifest: Manifest, gating: Gating, task_dir: Path, source: str) -> list[Finding]:
+    """The blind edit is a directory of allowed paths only: anything else could not be
+    what an agent is allowed to write, so its failing would prove nothing."""
+    field = "$.gating.blind"
+    findings = _check_task_file(gating.blind, task_dir, source, field, directory=True)
+    if findings:
+        return findings
+    if manifest.oracle_tier is OracleTier.LATENCY_ONLY:
+        message = "a latency-only task makes no correctness claim, so it has no blind edit"
+        return [Finding("manifest.gating", message, source, field)]
+    root = task_dir / gating.blind
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if not p.is_dir())
+    if not files:
+        return [Finding("manifest.gating", f"{gating.blind}/ holds no file", source, field)]
+    allowed = set(manifest.paths.allowed)
+    return [
+        Finding("manifest.gating", f"{gating.blind}/{name} is not an allowed path", source, field)
+        for name in files
+        if name not in allowed
+    ]
 
 
 def _check_source(src: Source, task_dir: Path, source: str) -> list[Finding]:

@@ -347,6 +347,34 @@ MALFORMED += [
         "manifest.schema",
         "unknown field(s): text",
     ),
+    (
+        "a blind edit that is not there",
+        _set("gating", value={"blind": "gating/nowhere"}),
+        "$.gating.blind",
+        "manifest.file.missing",
+        "gating/nowhere",
+    ),
+    (
+        "a blind edit beyond the allowed paths",
+        _set("gating", value={"blind": "source/base"}),
+        "$.gating.blind",
+        "manifest.gating",
+        "source/base/README.md is not an allowed path",
+    ),
+    (
+        "a blind edit in a latency-only task",
+        _set("oracle_tier", value="latency-only"),
+        "$.gating.blind",
+        "manifest.gating",
+        "no correctness claim",
+    ),
+    (
+        "an unknown gating key",
+        _set("gating", value={"blind": "gating/blind", "wrong": "gating/blind"}),
+        "$.gating",
+        "manifest.schema",
+        "wrong",
+    ),
 ]
 
 
@@ -373,6 +401,18 @@ class TestRefusesMalformedManifests:
         assert text in matching[0].message
         assert str(task_dir / MANIFEST_NAME) == matching[0].file
         assert str(task_dir / MANIFEST_NAME) in str(caught.value)
+
+    def test_refuses_an_empty_blind_edit(
+        self, edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path]
+    ) -> None:
+        """A blind edit that changes nothing is the base: it would prove nothing new."""
+        task_dir = edit_manifest(_set("gating", value={"blind": "gating/empty"}))
+        (task_dir / "gating" / "empty").mkdir()
+        with pytest.raises(ContractError) as caught:
+            load_manifest(task_dir)
+        assert ["gating/empty/ holds no file"] == [
+            f.message for f in caught.value.findings if f.field == "$.gating.blind"
+        ]
 
     def test_reports_every_problem_at_once(
         self, edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path]

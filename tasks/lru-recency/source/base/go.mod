@@ -1,0 +1,3 @@
+module lrucache.example/cache
+
+go 1.19

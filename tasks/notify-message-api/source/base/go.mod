@@ -1,0 +1,3 @@
+module notify.example/ops
+
+go 1.19

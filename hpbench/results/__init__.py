@@ -6,7 +6,7 @@ from hpbench.results.attempt import (
     decide,
     write_result,
 )
-from hpbench.results.gotest import GoTestCounts, GoTestReport, parse_go_test_file
+from hpbench.results.gotest import HiddenTestCounts, HiddenTestReport, parse_go_test_file
 from hpbench.results.merge import load_attempts, merge_results
 from hpbench.results.model import (
     ATTEMPT_SCHEMA,
@@ -21,8 +21,8 @@ __all__ = [
     "Attempt",
     "AttemptIdentity",
     "FailureClass",
-    "GoTestCounts",
-    "GoTestReport",
+    "HiddenTestCounts",
+    "HiddenTestReport",
     "attempt_from_json",
     "attempt_to_json",
     "build_attempt",

@@ -254,17 +254,17 @@ def _grader_state(path: Path) -> dict[str, str] | None:
 
 
 def _grader_section(
-    directory: Path, required_tests: Mapping[str, Sequence[str]]
+    directory: Path, required_tests: Mapping[str, Sequence[str]], kind: str
 ) -> tuple[GraderSection, str | None]:
     """The grading as the attempt object records it, and an infrastructure error if the
     grader's container, not the agent's code, ended it."""
     grader = directory / GRADING_DIR
-    report, exit_code = read_grading(grader)
+    report, exit_code = read_grading(grader, kind)
     state = _grader_state(grader / GRADER_STATE)
     outcome = None if state is None else state.get("outcome")
     timed_out = outcome == "timeout" or (outcome is None and exit_code in KILL_STATUSES)
-    # A go-test grader names its tests (the manifest insists); a command grader has only
-    # its exit status.
+    # A go-test or pytest grader names its tests (the manifest insists); a command grader
+    # has only its exit status.
     judged = exit_code is not None and bool(required_tests)
     verdict = judge(report, required_tests, exit_code) if judged else None
     infrastructure = None
@@ -356,6 +356,7 @@ def build_attempt(
     workspace_root: str,
     *,
     required_tests: Mapping[str, Sequence[str]],
+    grader_kind: str = "go-test",
     oracle_tier: OracleTierName = "correctness",
     router_capture: Path | None = None,
     final_response: str | None = None,
@@ -363,7 +364,8 @@ def build_attempt(
 ) -> Attempt:
     """The attempt object for the evidence in ``directory``.
 
-    ``required_tests`` is the manifest's ``grader.required_tests``: each must pass.
+    ``required_tests`` is the manifest's ``grader.required_tests``: each must pass, as the
+    stream of a ``grader_kind`` grader reports it.
     ``oracle_tier`` (spec 000): a ``correctness`` task gates on the grader and
     reports ``correctness``; a ``latency-only`` task never reports correctness
     (null), and its pass means only that the attempt ran cleanly within bounds.
@@ -389,7 +391,7 @@ def build_attempt(
             infrastructure_error = f"provider failure: {attribution.detail}"
     changed = _changed_paths(directory / CHANGED_PATHS)
     unauthorized = None if changed is None else tuple(p for p in changed if p not in allowed_paths)
-    grader, grader_infrastructure = _grader_section(directory, required_tests)
+    grader, grader_infrastructure = _grader_section(directory, required_tests, grader_kind)
     infrastructure_error = infrastructure_error or grader_infrastructure
     limits, limit_problems = _agent_limits(directory / AGENT_LIMITS)
     met = limits_met(limits)

@@ -15,7 +15,7 @@ import attrs
 
 
 @attrs.frozen
-class GoTestCounts:
+class HiddenTestCounts:
     """How many top-level tests passed, failed and were skipped."""
 
     passed: int
@@ -24,15 +24,17 @@ class GoTestCounts:
 
 
 @attrs.frozen
-class GoTestReport:
-    """What a ``go test -json`` stream says.
+class HiddenTestReport:
+    """What a hidden grader's test stream says: ``go test -json`` (here) or the pytest
+    grader kind's report (:mod:`hpbench.results.pytestreport`).
 
     ``counts`` is None when no test event could be read (build failure,
     truncated or non-JSON output). ``failed_tests`` names failed top-level
-    tests; ``build_failed`` is true when a package reported a build failure.
+    tests; ``build_failed`` is true when a package reported a build failure
+    (pytest: a file could not be collected, named in ``failed_packages``).
     """
 
-    counts: GoTestCounts | None
+    counts: HiddenTestCounts | None
     failed_tests: tuple[str, ...]
     failed_packages: tuple[str, ...]
     build_failed: bool
@@ -43,7 +45,7 @@ class GoTestReport:
     """How many top-level tests began to run (``run`` events)."""
 
 
-def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
+def parse_go_test_json(lines: Iterable[str]) -> HiddenTestReport:
     """Fold a ``go test -json`` stream into counts, line by line."""
     verdicts: dict[tuple[str, str], str] = {}
     failed_packages: set[str] = set()
@@ -82,9 +84,9 @@ def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
     counts = None
     if verdicts:
         values = list(verdicts.values())
-        counts = GoTestCounts(values.count("pass"), values.count("fail"), values.count("skip"))
+        counts = HiddenTestCounts(values.count("pass"), values.count("fail"), values.count("skip"))
     failed = sorted(test for (_, test), verdict in verdicts.items() if verdict == "fail")
-    return GoTestReport(
+    return HiddenTestReport(
         counts,
         tuple(failed),
         tuple(sorted(failed_packages)),
@@ -95,9 +97,9 @@ def parse_go_test_json(lines: Iterable[str]) -> GoTestReport:
     )
 
 
-def parse_go_test_file(path: Path) -> GoTestReport:
+def parse_go_test_file(path: Path) -> HiddenTestReport:
     """:func:`parse_go_test_json` over a file; a missing file reads as no output."""
     if not path.is_file():
-        return GoTestReport(None, (), (), False, 0)
+        return HiddenTestReport(None, (), (), False, 0)
     with path.open(encoding="utf-8", errors="replace") as stream:
         return parse_go_test_json(stream)

@@ -19,7 +19,7 @@ from hpbench._documents import document_json, read_document
 from hpbench.codex.events import Usage
 from hpbench.commentary import CommentaryCoverage
 from hpbench.results.attribution import Culprit
-from hpbench.results.gotest import GoTestCounts
+from hpbench.results.gotest import HiddenTestCounts
 from hpbench.results.verdict import HiddenTestVerdict
 from hpbench.schemagen import doc
 
@@ -106,7 +106,7 @@ class GraderSection:
     timed_out: bool = attrs.field(metadata=doc("The grader timeout ended the grading."))
     passed: bool = attrs.field(metadata=doc("The grading passed (the hidden tests' verdict)."))
     seconds: float | None = attrs.field(metadata=doc("The grader's wall time."))
-    tests: GoTestCounts | None = attrs.field(
+    tests: HiddenTestCounts | None = attrs.field(
         metadata=doc("Top-level test counts; null when no test event could be read.")
     )
     failed_tests: tuple[str, ...] = attrs.field(metadata=doc("Failed top-level tests."))

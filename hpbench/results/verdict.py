@@ -3,7 +3,8 @@
 A grader's exit status proves little: a production ``init`` that exits 0 when
 it runs inside a test binary, or that rewrites the binary's own ``-test.run``
 or ``-test.skip`` flags, makes ``go test`` exit 0 having run no hidden test.
-So the verdict reads the ``go test -json`` stream and requires each test the
+So the verdict reads the ``go test -json`` stream (or the pytest grader kind's
+report, :mod:`hpbench.results.pytestreport`) and requires each test the
 manifest names (``grader.required_tests``) to report ``pass``. Anything else
 is a failure with a status of its own, most fundamental first:
 
@@ -29,7 +30,8 @@ from pathlib import Path
 
 import attrs
 
-from hpbench.results.gotest import GoTestReport, parse_go_test_file
+from hpbench.results.gotest import HiddenTestReport, parse_go_test_file
+from hpbench.results.pytestreport import parse_pytest_report_file
 from hpbench.rundir import GRADER_EXIT, GRADER_STDOUT
 
 
@@ -77,7 +79,7 @@ def required_names(required: Mapping[str, Sequence[str]]) -> list[tuple[str, str
 
 
 def judge(
-    report: GoTestReport, required: Mapping[str, Sequence[str]], exit_code: int | None
+    report: HiddenTestReport, required: Mapping[str, Sequence[str]], exit_code: int | None
 ) -> HiddenTestVerdict:
     """The verdict of one grading.
 
@@ -123,11 +125,14 @@ def judge(
     )
 
 
-def read_grading(directory: Path) -> tuple[GoTestReport, int | None]:
-    """A grading directory's stream (``grader.stdout``) and exit status (``grader.exit``;
-    None when it is missing or not a number: the grader never reported one)."""
+def read_grading(directory: Path, kind: str = "go-test") -> tuple[HiddenTestReport, int | None]:
+    """A grading directory's stream (``grader.stdout``), read as the grader ``kind``
+    writes it (``pytest``: hpbench's report plugin; otherwise ``go test -json``), and its
+    exit status (``grader.exit``; None when it is missing or not a number: the grader
+    never reported one)."""
     try:
         exit_code: int | None = int((directory / GRADER_EXIT).read_text().strip())
     except (OSError, ValueError):
         exit_code = None
-    return parse_go_test_file(directory / GRADER_STDOUT), exit_code
+    parse = parse_pytest_report_file if kind == "pytest" else parse_go_test_file
+    return parse(directory / GRADER_STDOUT), exit_code

@@ -31,6 +31,7 @@ from hpbench.findings import Finding
 from hpbench.modes import MODES
 from hpbench.rundir import Arm
 from hpbench.task.go_tests import check_required_tests, declared_tests, go_module_path
+from hpbench.task.py_tests import check_required_pytests, declared_pytests
 
 MANIFEST_NAME = "task.toml"
 SCHEMA_VERSION = 1
@@ -56,10 +57,22 @@ class SourceKind(enum.Enum):
 
 
 class GraderKind(enum.Enum):
-    """How the hidden grader runs; only ``go-test`` may preload its dependencies."""
+    """How the hidden grader runs and what its stdout is.
+
+    ``go-test``: ``go test -json`` (only it may preload its dependencies); ``pytest``:
+    the grader image's ``hpbench-pytest`` with hpbench's report plugin (contrib/pytest),
+    one JSON verdict a line; ``command``: any command, judged by its exit status alone.
+    ``go-test`` and ``pytest`` name every hidden test (``required_tests``).
+    """
 
     GO_TEST = "go-test"
+    PYTEST = "pytest"
     COMMAND = "command"
+
+    @property
+    def names_tests(self) -> bool:
+        """Whether the grader's stream names tests, so the manifest must name them too."""
+        return self is not GraderKind.COMMAND
 
 
 @attrs.frozen
@@ -515,15 +528,15 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
 
 
 def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
-    """A go-test grader names every hidden test, by package; no other grader names any."""
+    """A go-test or pytest grader names every hidden test; a command grader names none."""
     grader = manifest.grader
     field = "$.grader.required_tests"
-    if grader.kind is not GraderKind.GO_TEST:
+    if not grader.kind.names_tests:
         if grader.required_tests:
             return [
                 Finding(
                     "manifest.grader.required_tests",
-                    "only a go-test grader names required tests",
+                    "a command grader names no required tests (only its exit status counts)",
                     source,
                     field,
                 )
@@ -533,15 +546,31 @@ def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> li
         return [
             Finding(
                 "manifest.grader.required_tests",
-                "a go-test grader must name its hidden tests by package",
+                f"a {grader.kind.value} grader must name its hidden tests "
+                + ("by package" if grader.kind is GraderKind.GO_TEST else "by file"),
                 source,
                 field,
             )
         ]
+    hidden = [(name, task_dir / grader.root / name) for name in grader.files]
+    if grader.kind is GraderKind.PYTEST:
+        findings = check_required_pytests(
+            grader.required_tests, declared_pytests(hidden), source=source, field=field
+        )
+        if grader.command[:1] != ("hpbench-pytest",):
+            findings.append(
+                Finding(
+                    "manifest.grader.command",
+                    "a pytest grader runs hpbench-pytest (the grader image's pytest with "
+                    f"hpbench's report plugin), got {grader.command[:1]!r}",
+                    source,
+                    "$.grader.command[0]",
+                )
+            )
+        return findings
     module = None
     if manifest.source.kind is SourceKind.BUNDLED and manifest.source.base is not None:
         module = go_module_path(task_dir / manifest.source.base)
-    hidden = [(name, task_dir / grader.root / name) for name in grader.files]
     return check_required_tests(
         grader.required_tests, declared_tests(hidden), module, source=source, field=field
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hpbench.results.gotest import GoTestCounts, parse_go_test_file, parse_go_test_json
+from hpbench.results.gotest import HiddenTestCounts, parse_go_test_file, parse_go_test_json
 
 
 def event(
@@ -36,7 +36,7 @@ class TestCounts:
             event("fail"),
         ]
         report = parse_go_test_json(lines)
-        assert GoTestCounts(passed=1, failed=1, skipped=1) == report.counts
+        assert HiddenTestCounts(passed=1, failed=1, skipped=1) == report.counts
         assert ("TestB",) == report.failed_tests
         assert ("kvstore.example/kv/kv",) == report.failed_packages
         assert not report.build_failed
@@ -73,4 +73,4 @@ class TestCounts:
     def test_last_verdict_wins(self) -> None:
         """A test reported twice (e.g. -count=2) keeps one verdict per name."""
         report = parse_go_test_json([event("pass", "TestA"), event("fail", "TestA")])
-        assert GoTestCounts(passed=0, failed=1, skipped=0) == report.counts
+        assert HiddenTestCounts(passed=0, failed=1, skipped=0) == report.counts

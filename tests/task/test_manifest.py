@@ -369,6 +369,20 @@ MALFORMED += [
         "no correctness claim",
     ),
     (
+        "a pytest grader that runs something else",
+        _set("grader", "kind", value="pytest"),
+        "$.grader.command[0]",
+        "manifest.grader.command",
+        "hpbench-pytest",
+    ),
+    (
+        "a pytest grader naming Go packages",
+        _set("grader", "kind", value="pytest"),
+        "$.grader.required_tests['kvstore.example/kv/kv']",
+        "manifest.grader.required_tests",
+        "is not a hidden Python file",
+    ),
+    (
         "an unknown gating key",
         _set("gating", value={"blind": "gating/blind", "wrong": "gating/blind"}),
         "$.gating",

@@ -49,6 +49,9 @@ CHANGES_JSON = "changes.json"
 DIFF_PATCH = "diff.patch"
 GRADING_DIR = "grader"
 GRADER_SECONDS = "grader.seconds"
+# What bench-attempt writes last instead of grader.seconds when the task has no grader
+# (latency-only): the attempt ran to its end, and nothing grades it.
+UNGRADED = "ungraded"
 INFRASTRUCTURE_NOTE = "infrastructure.txt"
 COMMENTARY_COVERAGE = "commentary-coverage.json"
 RESULT_JSON = "result.json"
@@ -214,3 +217,63 @@ class RunLayout:
     def provider_records(self, repetition: int) -> Path:
         """The scripted provider's request records of a repetition (offline runs)."""
         return self.root / "reps" / str(repetition) / PROVIDER_RECORDS
+
+
+# A suite directory (benchmarks/libexec/bench-suite: several tasks' runs, one after another):
+# what bench-suite was asked and how each task's run ended, each task's ordinary run
+# directory under tasks/<id>/, and the pooled suite.json and summary.md (hpbench suite
+# finish). Layout (docs/suites.md)::
+#
+#     runs/<stamp>-<mode>-suite-XXXXXX/
+#       mode.txt  tasks.txt  exits.tsv  suite.json  summary.md
+#       tasks/<id>/            an ordinary run directory (RunLayout)
+SUITE_MODE = "mode.txt"
+SUITE_TASKS_LIST = "tasks.txt"
+SUITE_EXITS = "exits.tsv"
+SUITE_JSON = "suite.json"
+SUITE_SUMMARY = "summary.md"
+SUITE_TASKS_DIR = "tasks"
+# exits.tsv's status of a task an interrupt kept from starting.
+SUITE_SKIPPED = "skipped"
+
+
+@attrs.frozen
+class SuiteLayout:
+    """Every path of one suite directory."""
+
+    root: Path
+
+    @property
+    def mode(self) -> Path:
+        """The measuring mode every task ran in, one line (bench-suite, before the first)."""
+        return self.root / SUITE_MODE
+
+    @property
+    def tasks_list(self) -> Path:
+        """The task ids in the order they run, one a line (bench-suite, before the first)."""
+        return self.root / SUITE_TASKS_LIST
+
+    @property
+    def exits(self) -> Path:
+        """``<id>\t<exit status>`` for each task whose run ended, ``<id>\tskipped`` for each
+        an interrupt kept from starting (bench-suite appends them as they happen)."""
+        return self.root / SUITE_EXITS
+
+    @property
+    def suite_json(self) -> Path:
+        """Per-task rows and pooled statistics, machine-readable."""
+        return self.root / SUITE_JSON
+
+    @property
+    def summary(self) -> Path:
+        """What a person reads first: the per-task table and the pooled statistics."""
+        return self.root / SUITE_SUMMARY
+
+    @property
+    def tasks(self) -> Path:
+        """The directory of every task's run directory."""
+        return self.root / SUITE_TASKS_DIR
+
+    def task_run(self, task: str) -> Path:
+        """One task's ordinary run directory: ``tasks/<id>``."""
+        return self.tasks / task

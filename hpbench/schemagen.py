@@ -45,6 +45,7 @@ REGISTRY: tuple[str, ...] = (
     "hpbench.baseline:CONTRACT",
     "hpbench.codecreplay.manifest:CONTRACT",
     "hpbench.exactevidence.model:CONTRACT",
+    "hpbench.suite.document:CONTRACT",
 )
 
 

@@ -7,6 +7,10 @@
 # (ROUTER_IMAGE=<image>: the router conformance check). Each is a script
 # benchmarks/libexec/bench-<mode>; this file only validates the mode and
 # dispatches, so it works from any working directory.
+#
+# Several tasks: TASK=a,b,c with a measuring mode runs each task's repetitions
+# one task after another in one suite directory, then pools them
+# (benchmarks/libexec/bench-suite, docs/suites.md).
 set -euo pipefail
 [[ -n "${BENCH_DEBUG:-}" ]] && set -x
 

@@ -72,9 +72,23 @@ proofs_script() {
   cat "${BENCH_ROOT}/benchmarks/libexec/in-container/proofs"
 }
 
-# A new private run directory under RUNS_DIR (default: runs/); prints its path.
+# A new private run directory under RUNS_DIR (default: runs/); prints its path. With
+# BENCH_RUN_DIR set (bench-suite presets each task's tasks/<id>), that directory instead:
+# it must not exist yet (its parent must) or be an empty directory.
 make_run_dir() {
   local mode="$1"
+  if [[ -n "${BENCH_RUN_DIR:-}" ]]; then
+    local preset="${BENCH_RUN_DIR}"
+    if [[ -e "${preset}" || -L "${preset}" ]]; then
+      [[ -d "${preset}" && ! -L "${preset}" && -z "$(ls -A -- "${preset}")" ]] \
+        || abort "BENCH_RUN_DIR=${preset}: exists and is not an empty directory"
+    else
+      mkdir -- "${preset}" || abort "BENCH_RUN_DIR=${preset}: cannot create the run directory"
+    fi
+    chmod 0700 "${preset}"
+    (cd -- "${preset}" && pwd)
+    return
+  fi
   local runs_dir="${RUNS_DIR:-${BENCH_ROOT}/runs}"
   mkdir -p "${runs_dir}"
   local stamp
@@ -86,7 +100,7 @@ make_run_dir() {
   printf '%s\n' "${run_dir}"
 }
 
-# Makes the run directory (RUN_DIR) and its plan (`hpbench run plan`: settings checked, the
+# Makes the run directory (RUN_DIR; make_run_dir, so BENCH_RUN_DIR presets it) and its plan (`hpbench run plan`: settings checked, the
 # task read, configs written), sources plan.env, provisions the machine and checks that the
 # engine has the agent's runtime. A refused plan or a missing runtime leaves nothing behind.
 plan_run() {

@@ -100,9 +100,10 @@ make_run_dir() {
   printf '%s\n' "${run_dir}"
 }
 
-# Makes the run directory (RUN_DIR; make_run_dir, so BENCH_RUN_DIR presets it) and its plan (`hpbench run plan`: settings checked, the
-# task read, configs written), sources plan.env, provisions the machine and checks that the
-# engine has the agent's runtime. A refused plan or a missing runtime leaves nothing behind.
+# Makes the run directory (RUN_DIR, by make_run_dir: BENCH_RUN_DIR presets it) and its plan
+# (`hpbench run plan`: settings checked, the task read, configs written), sources plan.env,
+# provisions the machine and checks that the engine has the agent's runtime. A refused plan
+# or a missing runtime leaves nothing behind.
 plan_run() {
   local mode="$1"
   local -a replay=()

@@ -36,6 +36,7 @@ from hpbench.rundir import (
     COMMENTARY_COVERAGE,
     GRADER_SECONDS,
     INFRASTRUCTURE_NOTE,
+    UNGRADED,
     Arm,
     RunLayout,
 )
@@ -68,8 +69,10 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
         directory = layout.attempt(repetition, arm.value)
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         note = directory / INFRASTRUCTURE_NOTE
-        # grader.seconds is the last thing bench-attempt writes: without it the attempt stopped.
-        reasons = [NOT_RUN] if not (directory / GRADER_SECONDS).is_file() else []
+        # grader.seconds (ungraded, for a task without a grader) is the last thing
+        # bench-attempt writes: without it the attempt stopped.
+        last = GRADER_SECONDS if manifest.grader is not None else UNGRADED
+        reasons = [NOT_RUN] if not (directory / last).is_file() else []
         reasons += [changed] if changed else []
         if reasons and not (note.is_file() and note.read_text(encoding="utf-8").strip()):
             write_atomic(note, "".join(f"{reason}\n" for reason in reasons))
@@ -102,8 +105,8 @@ def write_attempts(run_dir: Path, plan: RunPlan) -> None:
             identity,
             manifest.paths.allowed,
             AGENT_WORKSPACE,
-            required_tests=manifest.grader.required_tests,
-            grader_kind=manifest.grader.kind.value,
+            required_tests=manifest.grader.required_tests if manifest.grader else {},
+            grader_kind=manifest.grader.kind.value if manifest.grader else "none",
             oracle_tier=manifest.oracle_tier.value,
             router_capture=layout.router(repetition, arm.value) / CAPTURE_DIR,
             final_response=manifest.final_response.exact if manifest.final_response else None,

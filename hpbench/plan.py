@@ -88,7 +88,9 @@ class RunPlan(Settings):
     prompt_file: str = attrs.field(metadata=schemagen.doc("the visible prompt Codex receives"))
     base_revision: str
     oracle_revision: str
-    grader: GraderPlan
+    grader: GraderPlan | None = attrs.field(
+        metadata=schemagen.doc("null for a latency-only task, which has no grader")
+    )
     hpbench_version: str = attrs.field(metadata=schemagen.doc("the hpbench that planned the run"))
     hpbench_revision: str = attrs.field(
         metadata=schemagen.doc(
@@ -281,9 +283,11 @@ RUN_JSON_CONSUMERS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def grader_plan(task: Task) -> GraderPlan:
-    """The task's hidden grader as a run uses it."""
+def grader_plan(task: Task) -> GraderPlan | None:
+    """The task's hidden grader as a run uses it; None for a latency-only task."""
     grader = task.manifest.grader
+    if grader is None:
+        return None
     return GraderPlan(
         kind=grader.kind.value,
         command=grader.command,
@@ -312,10 +316,18 @@ def write_grader_spec(task: Task, directory: Path, caps: GraderCaps | None = Non
     """The grader spec the shell reads: one fact a file, ``command`` one argument a line,
     ``hidden-files`` one ``<workspace-relative>\\t<file in the task>`` a line, and the
     container's caps (``memory``, ``cpus``, ``pids``; the defaults without ``caps``). Only
-    this checked spec reaches bench-grade, so it never re-checks a cap."""
+    this checked spec reaches bench-grade, so it never re-checks a cap. A latency-only task
+    has no grader: its spec says ``kind`` none and holds no command, so the shell skips
+    qualification and grading (and bench-grade, given it, refuses: no command)."""
     directory.mkdir(parents=True, exist_ok=True)
-    grader = grader_plan(task)
     caps = caps or GraderCaps()
+    grader = grader_plan(task)
+    if grader is None:
+        none = {"kind": "none\n", "command": "", "hidden-files": ""}
+        none["preload_go_qualification_grader"] = "false\n"
+        for name, text in {**none, **_caps(caps)}.items():
+            write_atomic(directory / name, text, mode=0o644)
+        return
     hidden = "".join(f"{name}\t{path.resolve()}\n" for name, path in task.grader_file_paths())
     facts = {
         "kind": f"{grader.kind}\n",
@@ -324,12 +336,14 @@ def write_grader_spec(task: Task, directory: Path, caps: GraderCaps | None = Non
         "base_discriminator": f"{grader.base_discriminator}\n",
         "preload_go_qualification_grader": f"{_flag(grader.preload_go_qualification_grader)}\n",
         "hidden-files": hidden,
-        "memory": f"{caps.memory}\n",
-        "cpus": f"{caps.cpus}\n",
-        "pids": f"{caps.pids}\n",
+        **_caps(caps),
     }
     for name, text in facts.items():
         write_atomic(directory / name, text, mode=0o644)
+
+
+def _caps(caps: GraderCaps) -> dict[str, str]:
+    return {"memory": f"{caps.memory}\n", "cpus": f"{caps.cpus}\n", "pids": f"{caps.pids}\n"}
 
 
 def _write_codex_configs(plan: RunPlan, layout: RunLayout) -> None:

@@ -15,7 +15,7 @@ from hpbench._jsonio import write_atomic
 from hpbench.errors import HpbenchError
 from hpbench.results.verdict import HiddenTestVerdict, VerdictStatus, judge, read_grading
 from hpbench.rundir import GRADER_EXIT, GRADER_STDERR, GRADER_STDOUT, VERDICT_JSON
-from hpbench.task.manifest import Task
+from hpbench.task.manifest import Grader, Task
 from hpbench.task.registry import default_tasks_dir, load_task
 
 log = structlog.get_logger()
@@ -55,9 +55,18 @@ def register(commands: Any) -> None:
     qualify.set_defaults(handler=qualify_command)
 
 
+def _grader(task: Task) -> Grader:
+    """The task's hidden grader; a latency-only task has none to judge by."""
+    if task.manifest.grader is None:
+        msg = f"task {task.id} is latency-only: it has no hidden grader, so no verdict"
+        raise HpbenchError(msg)
+    return task.manifest.grader
+
+
 def _write_verdict(task: Task, directory: Path) -> tuple[HiddenTestVerdict, dict[str, Any]]:
-    report, exit_code = read_grading(directory, task.manifest.grader.kind.value)
-    verdict = judge(report, task.manifest.grader.required_tests, exit_code)
+    grader = _grader(task)
+    report, exit_code = read_grading(directory, grader.kind.value)
+    verdict = judge(report, grader.required_tests, exit_code)
     document = {"exit_code": exit_code, **verdict.to_json()}
     write_atomic(directory / VERDICT_JSON, json.dumps(document, indent=2) + "\n")
     log.info("grader_verdict", task=task.id, grading=directory.name, status=verdict.status.value)
@@ -67,7 +76,7 @@ def _write_verdict(task: Task, directory: Path) -> tuple[HiddenTestVerdict, dict
 def verdict_command(args: argparse.Namespace) -> int:
     """``hpbench grader verdict GRADING_DIR --task ID``."""
     task = load_task(args.task, args.tasks_dir or default_tasks_dir())
-    if not task.manifest.grader.required_tests:
+    if not _grader(task).required_tests:
         msg = f"task {task.id} names no required hidden tests (a command grader has no verdict)"
         raise HpbenchError(msg)
     verdict, document = _write_verdict(task, args.directory)
@@ -106,7 +115,7 @@ def qualification_problem(task: Task, directory: Path) -> str | None:
     """What keeps the task from qualifying, or None; writes both verdicts when the grader
     names its tests (go-test, pytest)."""
     base, oracle = directory / "base", directory / "oracle"
-    grader = task.manifest.grader
+    grader = _grader(task)
     base_exit, oracle_exit = _exit_code(base), _exit_code(oracle)
     verdict = None
     if grader.kind.names_tests:
@@ -140,7 +149,7 @@ def qualify_command(args: argparse.Namespace) -> int:
         err_console.print(f"hpbench: task {task.id}: {problem}", markup=False, highlight=False)
         return EXIT_FINDINGS
     err_console.print(
-        f"hpbench: task {task.id}: base fails with '{task.manifest.grader.base_discriminator}', "
+        f"hpbench: task {task.id}: base fails with '{_grader(task).base_discriminator}', "
         "oracle passes",
         markup=False,
         highlight=False,

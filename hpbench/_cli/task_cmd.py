@@ -115,6 +115,7 @@ def _load(args: argparse.Namespace) -> Task:
 def task_summary(task: Task) -> dict[str, Any]:
     """The JSON form of a loaded task (``task show --json``)."""
     manifest = task.manifest
+    grader = manifest.grader
     return {
         "id": manifest.id,
         "title": manifest.title,
@@ -129,13 +130,15 @@ def task_summary(task: Task) -> dict[str, Any]:
             "oracle_revision": manifest.source.oracle_revision,
         },
         "allowed_paths": list(manifest.paths.allowed),
-        "grader": {
-            "kind": manifest.grader.kind.value,
-            "root": manifest.grader.root,
-            "files": list(manifest.grader.files),
-            "command": list(manifest.grader.command),
-            "timeout_seconds": manifest.grader.timeout_seconds,
-            "base_discriminator": manifest.grader.base_discriminator,
+        "grader": None
+        if grader is None
+        else {
+            "kind": grader.kind.value,
+            "root": grader.root,
+            "files": list(grader.files),
+            "command": list(grader.command),
+            "timeout_seconds": grader.timeout_seconds,
+            "base_discriminator": grader.base_discriminator,
         },
         "runtime": {
             "go_version": manifest.runtime.go_version,
@@ -188,13 +191,21 @@ def show_command(args: argparse.Namespace) -> int:
             ("oracle revision", summary["source"]["oracle_revision"]),
             ("prompt", summary["prompt"]),
             ("allowed paths", ", ".join(summary["allowed_paths"])),
-            ("grader", " ".join(summary["grader"]["command"])),
-            ("grader files", ", ".join(summary["grader"]["files"])),
-            ("base discriminator", summary["grader"]["base_discriminator"]),
+            *_grader_fields(summary["grader"]),
             ("go version", summary["runtime"]["go_version"]),
         ]
     )
     return EXIT_OK
+
+
+def _grader_fields(grader: dict[str, Any] | None) -> list[tuple[str, str]]:
+    if grader is None:
+        return [("grader", "none (latency-only: no correctness claim)")]
+    return [
+        ("grader", " ".join(grader["command"])),
+        ("grader files", ", ".join(grader["files"])),
+        ("base discriminator", grader["base_discriminator"]),
+    ]
 
 
 def fingerprint_command(args: argparse.Namespace) -> int:

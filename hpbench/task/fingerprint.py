@@ -18,13 +18,13 @@ FINGERPRINT_PREFIX = "sha256:"
 
 def fingerprint_inputs(task: Task) -> list[tuple[str, Path]]:
     """The (task-relative path, file) pairs the fingerprint covers, sorted by path."""
-    grader_root = task.manifest.grader.root
     entries = {
         MANIFEST_NAME: task.manifest_path,
         task.manifest.prompt: task.prompt_path,
     }
+    grader = task.manifest.grader
     for name, path in task.grader_file_paths():
-        entries[f"{grader_root}/{name}"] = path
+        entries[f"{grader.root if grader else ''}/{name}"] = path
     return sorted(entries.items())
 
 

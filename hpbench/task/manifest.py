@@ -255,8 +255,8 @@ class Manifest:
     prompt: str
     source: Source
     paths: Paths
-    grader: Grader
     runtime: Runtime
+    grader: Grader | None = None
     ctp: Ctp = attrs.field(factory=Ctp)
     final_response: FinalResponse | None = None
     commentary: Commentary = attrs.field(factory=Commentary)
@@ -286,9 +286,13 @@ class Task:
         return self.directory / self.manifest.prompt
 
     def grader_file_paths(self) -> list[tuple[str, Path]]:
-        """Each hidden grader file as (workspace-relative path, file in the task)."""
-        root = self.directory / self.manifest.grader.root
-        return [(name, root / name) for name in self.manifest.grader.files]
+        """Each hidden grader file as (workspace-relative path, file in the task); none
+        for a latency-only task, which has no grader."""
+        grader = self.manifest.grader
+        if grader is None:
+            return []
+        root = self.directory / grader.root
+        return [(name, root / name) for name in grader.files]
 
 
 _CONVERTER = make_converter()
@@ -367,7 +371,9 @@ def check_manifest(manifest: Manifest, task_dir: Path, *, source: str) -> list[F
     findings += _check_relative_list(manifest.paths.allowed, source, "$.paths.allowed")
     if not manifest.paths.allowed:
         add("manifest.paths.empty", "$.paths.allowed", "must list at least one path")
-    findings += _check_grader(manifest, task_dir, source)
+    findings += _check_tier(manifest, source)
+    if manifest.grader is not None:
+        findings += _check_grader(manifest, manifest.grader, task_dir, source)
     findings += _check_runtime(manifest, source)
     if manifest.gating is not None:
         findings += _check_gating(manifest, manifest.gating, task_dir, source)
@@ -463,8 +469,20 @@ def _check_git_source(src: Source, source: str) -> list[Finding]:
     return findings
 
 
-def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
-    grader = manifest.grader
+def _check_tier(manifest: Manifest, source: str) -> list[Finding]:
+    """The tier follows the oracle (spec 000): a correctness task has a hidden grader, and
+    a latency-only task has none, so an exit status can never pass for a verdict and a
+    grader's result is never computed only to be left out."""
+    if manifest.oracle_tier is OracleTier.CORRECTNESS and manifest.grader is None:
+        message = 'a correctness task needs a hidden grader (or oracle_tier = "latency-only")'
+        return [Finding("manifest.grader.missing", message, source, "$.grader")]
+    if manifest.oracle_tier is OracleTier.LATENCY_ONLY and manifest.grader is not None:
+        message = "a latency-only task makes no correctness claim, so it has no grader"
+        return [Finding("manifest.grader.extra", message, source, "$.grader")]
+    return []
+
+
+def _check_grader(manifest: Manifest, grader: Grader, task_dir: Path, source: str) -> list[Finding]:
     findings = _check_relative_list(grader.files, source, "$.grader.files")
     if not grader.files:
         findings.append(
@@ -514,7 +532,7 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
                 "$.grader.timeout_seconds",
             )
         )
-    findings += _check_required_tests(manifest, task_dir, source)
+    findings += _check_required_tests(manifest, grader, task_dir, source)
     if not grader.base_discriminator.strip():
         findings.append(
             Finding(
@@ -527,9 +545,10 @@ def _check_grader(manifest: Manifest, task_dir: Path, source: str) -> list[Findi
     return findings
 
 
-def _check_required_tests(manifest: Manifest, task_dir: Path, source: str) -> list[Finding]:
+def _check_required_tests(
+    manifest: Manifest, grader: Grader, task_dir: Path, source: str
+) -> list[Finding]:
     """A go-test or pytest grader names every hidden test; a command grader names none."""
-    grader = manifest.grader
     field = "$.grader.required_tests"
     if not grader.kind.names_tests:
         if grader.required_tests:
@@ -589,7 +608,9 @@ def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:
             )
         )
     if runtime.preload_go_qualification_grader and not (
-        manifest.source.kind is SourceKind.GIT and manifest.grader.kind is GraderKind.GO_TEST
+        manifest.source.kind is SourceKind.GIT
+        and manifest.grader is not None
+        and manifest.grader.kind is GraderKind.GO_TEST
     ):
         findings.append(
             Finding(

@@ -79,7 +79,13 @@ MALFORMED = [
         "retries",
     ),
     ("missing id", _delete("id"), "$.id", "manifest.schema", "required"),
-    ("missing grader table", _delete("grader"), "$.grader", "manifest.schema", "required"),
+    (
+        "a correctness task without a grader table",
+        _delete("grader"),
+        "$.grader",
+        "manifest.grader.missing",
+        "a correctness task needs a hidden grader",
+    ),
     (
         "id of wrong type",
         _set("id", value=7),
@@ -462,4 +468,4 @@ class TestRefusesMalformedManifests:
         with pytest.raises(ContractError) as caught:
             load_manifest(task_copy)
         missing = {f.field for f in caught.value.findings if "required" in f.message}
-        assert {"$.id", "$.source", "$.grader", "$.paths"} <= missing
+        assert {"$.id", "$.source", "$.runtime", "$.paths"} <= missing

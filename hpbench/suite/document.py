@@ -96,6 +96,12 @@ class TaskFigures:
     """What a task's report.json says, reduced to the suite's columns."""
 
     fingerprint: str = attrs.field(metadata=doc("The task's sha256 fingerprint."))
+    oracle_tier: str | None = attrs.field(
+        metadata=doc(
+            "Its attempts' oracle tier (`correctness`, `latency-only`: no correctness claim); "
+            "null when they differ."
+        )
+    )
     repetitions: int = attrs.field(metadata=doc("Repetitions scheduled."))
     offline_demo: bool = attrs.field(metadata=doc("The model was the scripted provider."))
     reference_routers: bool = attrs.field(
@@ -189,8 +195,16 @@ class CrossTaskTokens:
 class Pooled:
     """Statistics over every task that reported; the tasks without a report are named."""
 
-    tasks: tuple[str, ...] = attrs.field(metadata=doc("The tasks pooled (those with a report)."))
+    tasks: tuple[str, ...] = attrs.field(
+        metadata=doc("The tasks pooled: those with a report whose tier makes a correctness claim.")
+    )
     left_out: tuple[str, ...] = attrs.field(metadata=doc("Tasks without a report."))
+    no_claim: tuple[str, ...] = attrs.field(
+        metadata=doc(
+            "Latency-only tasks: no correctness claim, so out of the pass rates and McNemar; "
+            "their token figures stay in the cross-task median."
+        )
+    )
     compared_pairs: int = attrs.field(metadata=doc("Compared pairs, summed over the tasks."))
     arms: dict[str, PooledArm] = attrs.field(metadata=doc("By arm, baseline first."))
     pass_rate_delta: float | None = attrs.field(

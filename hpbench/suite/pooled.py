@@ -11,7 +11,9 @@
   relative deltas (each task's summed delta over its own baseline total), labelled as
   such, and null unless every compared task has it.
 
-Tasks without a report are left out of every pooled figure and named.
+Tasks without a report are left out of every pooled figure and named. A latency-only task
+makes no correctness claim (its pass says only that the attempt ran within its bounds), so
+it is left out of the pass rates and McNemar, named, and kept in the token median.
 """
 
 from __future__ import annotations
@@ -88,9 +90,17 @@ def _cross_task(figures: Sequence[TaskFigures], label: str) -> CrossTaskTokens:
     )
 
 
+# The oracle tier whose pass is no correctness claim (docs/tasks.md, spec 000).
+LATENCY_ONLY = "latency-only"
+
+
 def pool(rows: Sequence[TaskRow], arms: Sequence[str]) -> Pooled:
     """The pooled statistics of the rows that have a report."""
-    reported = [row for row in rows if row.figures is not None]
+    with_report = [row for row in rows if row.figures is not None]
+    every_figure = [row.figures for row in with_report if row.figures is not None]
+    reported = [
+        row for row in with_report if row.figures and row.figures.oracle_tier != LATENCY_ONLY
+    ]
     figures = [row.figures for row in reported if row.figures is not None]
     pooled_arms = {arm: _arm(figures, arm) for arm in arms}
     compared_pairs = sum(f.compared_pairs for f in figures)
@@ -106,6 +116,7 @@ def pool(rows: Sequence[TaskRow], arms: Sequence[str]) -> Pooled:
     return Pooled(
         tasks=tuple(row.task for row in reported),
         left_out=tuple(row.task for row in rows if row.figures is None),
+        no_claim=tuple(row.task for row in with_report if row not in reported),
         compared_pairs=compared_pairs,
         arms=pooled_arms,
         pass_rate_delta=_rate_delta(pooled_arms, arms),
@@ -113,7 +124,7 @@ def pool(rows: Sequence[TaskRow], arms: Sequence[str]) -> Pooled:
         mcnemar=_mcnemar(strata) if why is None else None,
         why=why,
         tokens=(
-            {label: _cross_task(figures, label) for label in TOKEN_FIGURES}
+            {label: _cross_task(every_figure, label) for label in TOKEN_FIGURES}
             if len(arms) == 2
             else None
         ),

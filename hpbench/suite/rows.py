@@ -199,6 +199,7 @@ def task_figures(report: ReportDocument, task: str, mode: str, source: str) -> T
     images = {plan.control_router_image, plan.hpatch_router_image}
     return TaskFigures(
         fingerprint=plan.fingerprint,
+        oracle_tier=report.correctness.oracle_tier,
         repetitions=plan.repetitions,
         offline_demo=plan.offline_demo,
         reference_routers=images == {plan.reference_router_image},

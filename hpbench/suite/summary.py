@@ -151,6 +151,14 @@ def _tasks(document: SuiteDocument) -> list[str]:
         "",
     ]
     lines += table(header, [_task_cells(row, arms) for row in document.tasks])
+    if document.pooled.no_claim:
+        lines += [
+            "",
+            f"Latency-only task(s), which make no correctness claim (a pass means only that "
+            f"the attempt ran within its bounds and allowed paths): "
+            f"{', '.join(document.pooled.no_claim)}. They are left out of the pooled pass "
+            "rates and McNemar.",
+        ]
     missing = [row for row in document.tasks if row.figures is None]
     if missing:
         lines += ["", "Tasks without a report (left out of every pooled figure, never zeros):", ""]
@@ -201,10 +209,12 @@ def _pooled(document: SuiteDocument) -> list[str]:
     pooled, arms = document.pooled, document.arms
     lines = ["## Pooled over the tasks", ""]
     if not pooled.tasks:
-        return [*lines, "No task has a report: nothing is pooled.", ""]
+        return [*lines, "No task with a correctness claim has a report: nothing is pooled.", ""]
     left_out = ""
     if pooled.left_out:
         left_out = f"; left out, without a report: {', '.join(pooled.left_out)}"
+    if pooled.no_claim:
+        left_out += f"; left out, latency-only: {', '.join(pooled.no_claim)}"
     lines += [
         f"Pooled over the {pooled.compared_pairs} compared pair(s) of {len(pooled.tasks)} "
         f"task(s) with a report ({', '.join(pooled.tasks)}){left_out}. Each compared attempt "

@@ -176,6 +176,30 @@ class TestPooled:
         assert wilson_interval(3, 7) == control.pass_rate
         assert 2 / 7 == pytest.approx(pooled.pass_rate_delta)
 
+    def test_latency_only_task_makes_no_correctness_claim(self, suite: Path) -> None:
+        """b as a latency-only task: out of the pass rates and McNemar (only a's pair each
+        way remains: b = c = 1, p = 1), named, and still in the token median."""
+        layout = RunLayout(SuiteLayout(suite).task_run("b"))
+        report = json.loads(layout.report_json.read_text())
+        report["correctness"]["oracle_tier"] = "latency-only"
+        layout.report_json.write_text(json.dumps(report))
+        document = finish_suite(suite)
+        pooled = document.pooled
+        assert (("a",), ("b",)) == (pooled.tasks, pooled.no_claim)
+        assert 3 == pooled.compared_pairs
+        assert pooled.mcnemar is not None
+        assert (1, 1, 1.0) == (
+            pooled.mcnemar.baseline_only,
+            pooled.mcnemar.treatment_only,
+            pooled.mcnemar.p_value,
+        )
+        assert (3, 2) == (pooled.arms["hpatch"].compared, pooled.arms["hpatch"].passed)
+        assert pooled.tokens is not None
+        assert 0.075 == pytest.approx(pooled.tokens["input_tokens"].median_relative)
+        summary = SuiteLayout(suite).summary.read_text()
+        assert "Latency-only task(s), which make no correctness claim" in summary
+        assert "left out, latency-only: b" in summary
+
     def test_tokens_are_a_median_of_relative_deltas_never_a_sum(self, suite: Path) -> None:
         """input: a -10 %, b +25 % -> median +7.5 %; output: a 0 %, b +100 % -> +50 %."""
         tokens = build_suite(suite).pooled.tokens

@@ -41,7 +41,7 @@ from hpbench.findings import Finding
 from hpbench.issuereports.model import HOOK_PATH
 from hpbench.issuereports.model import OFF as REPORT_ISSUE_OFF
 from hpbench.provenance import Observed, read_observed
-from hpbench.rundir import EXACT_EVIDENCE_DIR, Arm, RunLayout
+from hpbench.rundir import EXACT_EVIDENCE_DIR, SUITE_TASKS_DIR, Arm, RunLayout, SuiteLayout
 from hpbench.settings import (
     API_KEY_VARIABLES,
     AUTH_FILE_VARIABLE,
@@ -466,7 +466,7 @@ def write_plan(
     # The checkout bench.sh runs from (BENCH_ROOT), else the one this package lives in.
     root = Path(env.get("BENCH_ROOT") or Path(__file__).resolve().parents[1])
     plan = build_plan(
-        settings, task, run_dir.name, reference_router_image(env), checkout_revision(root)
+        settings, task, run_id_of(run_dir), reference_router_image(env), checkout_revision(root)
     )
     if plan.offline_demo:
         _copy_replay(replay_dir or task.directory / "replay", layout)
@@ -482,6 +482,17 @@ def write_plan(
     write_run_json(layout, plan)
     write_atomic(layout.plan_env, plan_env(plan, layout))
     return plan
+
+
+def run_id_of(run_dir: Path) -> str:
+    """The run's id: its directory's name, which is unique under RUNS_DIR. A task's run in
+    a suite (``<suite>/tasks/<id>``) is named by its task alone, so its id is the suite's
+    name and the task's: an imported baseline or a merged result names one run, never
+    every suite's run of that task."""
+    suite = run_dir.parent.parent
+    if run_dir.parent.name == SUITE_TASKS_DIR and SuiteLayout(suite).mode.is_file():
+        return f"{suite.name}.{run_dir.name}"
+    return run_dir.name
 
 
 def observe(run_dir: Path) -> Observed:

@@ -18,7 +18,7 @@ from hpbench.plan import (
     load_plan,
     write_plan,
 )
-from hpbench.rundir import RunLayout
+from hpbench.rundir import RunLayout, SuiteLayout
 from hpbench.settings import Settings
 from hpbench.task.registry import load_task
 
@@ -288,3 +288,18 @@ def test_grader_caps_reach_the_spec(tmp_path: Path) -> None:
     assert ("768m", "0.5", "256") == tuple(
         (spec / name).read_text().strip() for name in ("memory", "cpus", "pids")
     )
+
+
+def test_a_suite_tasks_run_id_names_the_suite(tmp_path: Path) -> None:
+    """A task's run directory in a suite is named by its task alone; its id also names the
+    suite, so two suites' runs of one task never share an id."""
+    suite = tmp_path / "20261204T000000Z-paired-suite-abc123"
+    (suite / "tasks").mkdir(parents=True)
+    SuiteLayout(suite).mode.write_text("paired\n")
+    plan = _plan(suite / "tasks" / TASK)
+    assert f"{suite.name}.{TASK}" == plan.run_id
+    # Without the suite's mode file, a directory called tasks is no suite.
+    other = tmp_path / "elsewhere" / "tasks" / TASK
+    other.parent.mkdir(parents=True)
+    assert TASK == _plan(other).run_id
+    assert "plain" == _plan(tmp_path / "plain").run_id

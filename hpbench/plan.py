@@ -88,6 +88,14 @@ class RunPlan(Settings):
     prompt_file: str = attrs.field(metadata=schemagen.doc("the visible prompt Codex receives"))
     base_revision: str
     oracle_revision: str
+    go_version: str = attrs.field(
+        default="",
+        metadata=schemagen.doc(
+            "the task's Go toolchain (`runtime.go_version`): the images are built with it "
+            "and provenance checks that they have it; empty in plans made before it was "
+            "planned"
+        ),
+    )
     grader: GraderPlan | None = attrs.field(
         metadata=schemagen.doc("null for a latency-only task, which has no grader")
     )
@@ -200,6 +208,8 @@ SHELL_VARIABLES: tuple[ShellVariable, ...] = (
     # A real run's provider: each agent must prove it cannot reach it (bench-isolation).
     _field("provider", _LIB + "bench-isolation"),
     _field("codex_version", _LIB + "bench-instructions"),
+    # The task's Go toolchain: compose.yaml builds the agent and grader images with it.
+    ShellVariable("GO_VERSION", lambda p, _: p.go_version, ("go_version",), ("compose.yaml",)),
     _field("base_revision", _LIB + "bench-prepare", _LIB + "bench-lib.sh"),
     _field("oracle_revision", _LIB + "bench-prepare"),
     _field("prompt_file", _LIB + "bench-attempt"),
@@ -427,6 +437,7 @@ def build_plan(
         prompt_file=str(task.prompt_path.resolve()),
         base_revision=manifest.source.base_revision,
         oracle_revision=manifest.source.oracle_revision,
+        go_version=manifest.runtime.go_version,
         grader=grader_plan(task),
         hpbench_version=__version__,
         hpbench_revision=revision,
@@ -503,7 +514,7 @@ def observe(run_dir: Path) -> Observed:
     layout = RunLayout(run_dir)
     plan = load_plan(run_dir)
     images = {arm.value: router_image(plan, arm) for arm in Arm}
-    observed = read_observed(layout, plan.arms, images, plan.codex_version)
+    observed = read_observed(layout, plan.arms, images, plan.codex_version, plan.go_version)
     write_run_json(layout, attrs.evolve(plan, observed=observed))
     return observed
 

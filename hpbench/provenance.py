@@ -25,6 +25,7 @@ import attrs
 from hpbench.rundir import (
     PROVENANCE_AGENT_IMAGE_ID,
     PROVENANCE_CODEX_VERSION,
+    PROVENANCE_GO_VERSION,
     PROVENANCE_IDENTITY,
     PROVENANCE_IMAGE_ID,
     RunLayout,
@@ -32,6 +33,8 @@ from hpbench.rundir import (
 from hpbench.schemagen import doc
 
 _MAX_FIELD = 128
+# The images whose Go toolchain bench-provenance reads: the agent's and the grader's.
+GO_IMAGES = ("agent", "grader")
 _IMAGE_ID_PREFIX = "sha256:"
 
 
@@ -55,6 +58,13 @@ class Observed:
     agent_image_id: str | None = attrs.field(metadata=doc("The agent image's id."))
     missing: tuple[str, ...] = attrs.field(
         metadata=doc("What could not be established, one line each; empty when complete.")
+    )
+    go_versions: dict[str, str | None] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "`go env GOVERSION` in the agent and grader images, by image (`agent`, "
+            "`grader`); null where it could not be read."
+        ),
     )
 
 
@@ -118,10 +128,16 @@ def _read(path: Path) -> str | None:
 
 
 def read_observed(
-    layout: RunLayout, arms: Sequence[str], images: Mapping[str, str], codex_pin: str
+    layout: RunLayout,
+    arms: Sequence[str],
+    images: Mapping[str, str],
+    codex_pin: str,
+    go_version: str = "",
 ) -> Observed:
     """The facts bench-provenance recorded for a run of ``arms`` with router ``images``
-    (by arm) and the Codex pin ``codex_pin``; each one missing or malformed is named."""
+    (by arm), the Codex pin ``codex_pin`` and the task's Go toolchain ``go_version`` (a
+    plan made before it was planned has none: nothing to hold the images to); each one
+    missing, malformed or different is named."""
     missing: list[str] = []
     routers = []
     for arm in arms:
@@ -149,6 +165,23 @@ def read_observed(
     agent, why = image_id(_read(layout.provenance / PROVENANCE_AGENT_IMAGE_ID))
     if agent is None:
         missing.append(f"agent image id: {why}")
+    go_versions: dict[str, str | None] = {}
+    for image in GO_IMAGES:
+        found, why = _fact(_read(layout.provenance / f"{image}.{PROVENANCE_GO_VERSION}"))
+        go_versions[image] = found
+        if not go_version:
+            continue
+        if found is None:
+            missing.append(f"Go in the {image} image: {why}")
+        elif found != f"go{go_version}":
+            missing.append(
+                f"Go in the {image} image: it has {found!r}, the task needs 'go{go_version}' "
+                "(runtime.go_version; rebuild the images without HPBENCH_SKIP_BUILD)"
+            )
     return Observed(
-        routers=tuple(routers), codex_version=codex, agent_image_id=agent, missing=tuple(missing)
+        routers=tuple(routers),
+        codex_version=codex,
+        agent_image_id=agent,
+        go_versions=go_versions,
+        missing=tuple(missing),
     )

@@ -85,6 +85,8 @@ PROVENANCE_IMAGE_ID = "image-id"
 PROVENANCE_IDENTITY = "identity"
 PROVENANCE_AGENT_IMAGE_ID = "agent.image-id"
 PROVENANCE_CODEX_VERSION = "codex.version"
+# <image>.go-version: `go env GOVERSION` in the agent and grader images.
+PROVENANCE_GO_VERSION = "go-version"
 # The run directory's link to its mount root, where the agents' mounts live during the
 # run (bench-lib.sh, mount_root).
 MOUNTS_LINK = ".mounts"

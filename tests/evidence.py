@@ -18,13 +18,14 @@ import attrs
 from hpbench.codex.events import Usage
 from hpbench.instructions.derive import delivered_digest
 from hpbench.plan import GraderPlan, RunPlan, write_run_json
-from hpbench.provenance import Observed, RouterImage
+from hpbench.provenance import GO_IMAGES, Observed, RouterImage
 from hpbench.results import Attempt, AttemptIdentity, FailureClass
 from hpbench.results.gotest import HiddenTestCounts
 from hpbench.results.model import ATTEMPT_SCHEMA, CodexSection, Elapsed, GraderSection
 from hpbench.rundir import (
     PROVENANCE_AGENT_IMAGE_ID,
     PROVENANCE_CODEX_VERSION,
+    PROVENANCE_GO_VERSION,
     PROVENANCE_IDENTITY,
     PROVENANCE_IMAGE_ID,
     RunLayout,
@@ -214,6 +215,7 @@ def write_plan(
         prompt_file="/tasks/kv-rangestream/prompt.md",
         base_revision="b" * 40,
         oracle_revision="c" * 40,
+        go_version="1.24.11",
         grader=GraderPlan(
             kind="go-test",
             command=("go", "test", "-json", "./..."),
@@ -255,7 +257,11 @@ def observed(
 
 
 def write_provenance(
-    run: Path, arms: Sequence[str], identity: str | None = None, codex: str = "0.169.0"
+    run: Path,
+    arms: Sequence[str],
+    identity: str | None = None,
+    codex: str = "0.169.0",
+    go: str = "1.24.11",
 ) -> None:
     """provenance/ as bench-provenance writes it after the images are built."""
     layout = RunLayout(run)
@@ -266,3 +272,5 @@ def write_provenance(
         layout.router_fact(arm, PROVENANCE_IDENTITY).write_text(line + "\n")
     (layout.provenance / PROVENANCE_AGENT_IMAGE_ID).write_text(IMAGE_ID + "\n")
     (layout.provenance / PROVENANCE_CODEX_VERSION).write_text(f"codex-cli {codex}\n")
+    for image in GO_IMAGES:
+        (layout.provenance / f"{image}.{PROVENANCE_GO_VERSION}").write_text(f"go{go}\n")

@@ -13,12 +13,13 @@ from hpbench.provenance import read_observed
 from hpbench.rundir import (
     PROVENANCE_AGENT_IMAGE_ID,
     PROVENANCE_CODEX_VERSION,
+    PROVENANCE_GO_VERSION,
     PROVENANCE_IDENTITY,
     PROVENANCE_IMAGE_ID,
     RunLayout,
 )
 
-from ..conftest import HPBENCH, run
+from ..conftest import HPBENCH, planned_env, run
 from ..evidence import IMAGE_ID, write_plan, write_provenance
 
 ARMS = ("control", "hpatch")
@@ -116,3 +117,44 @@ class TestCommand:
         plan = load_plan(tmp_path)
         assert plan.observed is not None and 2 == len(plan.observed.missing)
         assert IMAGE_ID == plan.observed.routers[0].image_id
+
+
+class TestGoToolchain:
+    """The task's runtime.go_version reaches the images: a run whose agent or grader image
+    has another Go (images built for another task, HPBENCH_SKIP_BUILD) is refused."""
+
+    def _missing(self, tmp_path: Path, go_version: str) -> tuple[str, ...]:
+        layout = RunLayout(tmp_path)
+        return read_observed(layout, ARMS, IMAGES, "0.169.0", go_version).missing
+
+    def test_the_tasks_go_is_in_both_images(self, tmp_path: Path) -> None:
+        write_provenance(tmp_path, ARMS, go="1.26.2")
+        observed = read_observed(RunLayout(tmp_path), ARMS, IMAGES, "0.169.0", "1.26.2")
+        assert () == observed.missing
+        assert {"agent": "go1.26.2", "grader": "go1.26.2"} == observed.go_versions
+
+    def test_another_go_is_refused(self, tmp_path: Path) -> None:
+        write_provenance(tmp_path, ARMS, go="1.24.11")
+        missing = self._missing(tmp_path, "1.26.2")
+        assert [
+            "Go in the agent image: it has 'go1.24.11', the task needs 'go1.26.2'",
+            "Go in the grader image: it has 'go1.24.11', the task needs 'go1.26.2'",
+        ] == [line.split(" (")[0] for line in missing]
+
+    def test_an_unread_go_is_unknown_not_assumed(self, tmp_path: Path) -> None:
+        write_provenance(tmp_path, ARMS)
+        (RunLayout(tmp_path).provenance / f"grader.{PROVENANCE_GO_VERSION}").unlink()
+        observed = read_observed(RunLayout(tmp_path), ARMS, IMAGES, "0.169.0", "1.24.11")
+        assert ["Go in the grader image: not recorded"] == [
+            line.split(" (")[0] for line in observed.missing
+        ]
+        assert observed.go_versions["grader"] is None
+
+    def test_a_plan_without_a_go_version_holds_nothing(self, tmp_path: Path) -> None:
+        """A run.json planned before the field existed: nothing to hold the images to."""
+        write_provenance(tmp_path, ARMS, go="1.19")
+        assert () == self._missing(tmp_path, "")
+
+    def test_the_plan_exports_the_tasks_go_for_the_build(self, tmp_path: Path) -> None:
+        env = planned_env(tmp_path / "run", env={"TASK": "kv-rangestream"})
+        assert "1.24.11" == env["GO_VERSION"]

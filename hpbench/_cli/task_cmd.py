@@ -11,8 +11,9 @@ import structlog
 
 from hpbench._cli.common import EXIT_OK, add_json_flag, print_json, print_raw
 from hpbench._console import out_console, print_fields, print_table
-from hpbench.errors import HpbenchError
+from hpbench.errors import ContractError, HpbenchError
 from hpbench.plan import write_grader_spec
+from hpbench.task.checks import task_findings
 from hpbench.task.fingerprint import fingerprint_check_lines, task_fingerprint
 from hpbench.task.gitsource import fetch_history
 from hpbench.task.history import BuiltHistory, build_history
@@ -139,7 +140,9 @@ def task_summary(task: Task) -> dict[str, Any]:
             "command": list(grader.command),
             "timeout_seconds": grader.timeout_seconds,
             "base_discriminator": grader.base_discriminator,
+            "required_tests": {k: list(v) for k, v in grader.required_tests.items()},
         },
+        "gating": None if manifest.gating is None else {"blind": manifest.gating.blind},
         "runtime": {
             "go_version": manifest.runtime.go_version,
             "preload_go_qualification_grader": manifest.runtime.preload_go_qualification_grader,
@@ -192,6 +195,7 @@ def show_command(args: argparse.Namespace) -> int:
             ("prompt", summary["prompt"]),
             ("allowed paths", ", ".join(summary["allowed_paths"])),
             *_grader_fields(summary["grader"]),
+            ("blind edit", (summary["gating"] or {}).get("blind", "none")),
             ("go version", summary["runtime"]["go_version"]),
         ]
     )
@@ -201,10 +205,13 @@ def show_command(args: argparse.Namespace) -> int:
 def _grader_fields(grader: dict[str, Any] | None) -> list[tuple[str, str]]:
     if grader is None:
         return [("grader", "none (latency-only: no correctness claim)")]
+    required = grader["required_tests"]
     return [
-        ("grader", " ".join(grader["command"])),
+        ("grader", f"{grader['kind']}: {' '.join(grader['command'])}"),
+        ("grader timeout", f"{grader['timeout_seconds']} s"),
         ("grader files", ", ".join(grader["files"])),
         ("base discriminator", grader["base_discriminator"]),
+        *((f"required in {where}", ", ".join(tests)) for where, tests in required.items()),
     ]
 
 
@@ -225,8 +232,12 @@ def fingerprint_command(args: argparse.Namespace) -> int:
 
 
 def validate_command(args: argparse.Namespace) -> int:
-    """``hpbench task validate ID``: loading is validating; errors exit 1 with findings."""
+    """``hpbench task validate ID``: the manifest's contract (loading), then the task's files
+    against each other (:mod:`hpbench.task.checks`); errors exit 1 with every finding."""
     task = _load(args)
+    findings = task_findings(task)
+    if findings:
+        raise ContractError(f"task {task.id}: not a sound task", findings)
     if args.json:
         print_json({"ok": True, "id": task.id, "findings": []})
     else:

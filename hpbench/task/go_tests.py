@@ -21,6 +21,8 @@ _TEST_NAME = re.compile(r"^Test[A-Za-z0-9_]*$")
 _TEST_DECLARATION = re.compile(
     r"^func (Test[A-Za-z0-9_]*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE
 )
+# Top-level functions go test runs that no verdict can require by name.
+_UNNAMEABLE = re.compile(r"^func ((?:Example|Benchmark|Fuzz)[A-Za-z0-9_]*)\(", re.MULTILINE)
 _GO_MODULE = re.compile(r"^module\s+(\S+)\s*$", re.MULTILINE)
 _CODE = "manifest.grader.required_tests"
 
@@ -33,6 +35,18 @@ def go_module_path(base: Path) -> str | None:
         return None
     match = _GO_MODULE.search(text)
     return match[1].strip('"') if match else None
+
+
+def unnameable_functions(hidden: Iterable[tuple[str, Path]]) -> list[tuple[str, str]]:
+    """(file, function) for each Example, Benchmark or Fuzz function of the hidden _test.go
+    files: go test runs an Example (and a failing one fails the verdict as another
+    failure), but ``required_tests`` names only Test functions."""
+    found = []
+    for name, path in hidden:
+        if name.endswith("_test.go") and path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found += [(name, function) for function in _UNNAMEABLE.findall(text)]
+    return found
 
 
 def declared_tests(hidden: Iterable[tuple[str, Path]]) -> dict[str, set[str]]:

@@ -30,7 +30,12 @@ from hpbench.errors import ContractError
 from hpbench.findings import Finding
 from hpbench.modes import MODES
 from hpbench.rundir import Arm
-from hpbench.task.go_tests import check_required_tests, declared_tests, go_module_path
+from hpbench.task.go_tests import (
+    check_required_tests,
+    declared_tests,
+    go_module_path,
+    unnameable_functions,
+)
 from hpbench.task.py_tests import check_required_pytests, declared_pytests
 
 MANIFEST_NAME = "task.toml"
@@ -607,9 +612,20 @@ def _check_required_tests(
     module = None
     if manifest.source.kind is SourceKind.BUNDLED and manifest.source.base is not None:
         module = go_module_path(task_dir / manifest.source.base)
-    return check_required_tests(
+    findings = check_required_tests(
         grader.required_tests, declared_tests(hidden), module, source=source, field=field
     )
+    findings += [
+        Finding(
+            "manifest.grader.files",
+            f"{file} declares {function}, which go test runs but no verdict can require "
+            "(hidden files hold Test functions only)",
+            source,
+            "$.grader.files",
+        )
+        for file, function in unnameable_functions(hidden)
+    ]
+    return findings
 
 
 def _check_runtime(manifest: Manifest, source: str) -> list[Finding]:

@@ -443,6 +443,20 @@ class TestRefusesMalformedManifests:
         assert str(task_dir / MANIFEST_NAME) == matching[0].file
         assert str(task_dir / MANIFEST_NAME) in str(caught.value)
 
+    def test_refuses_an_example_in_a_hidden_file(
+        self, edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path]
+    ) -> None:
+        """go test runs an Example, but no required_tests entry can name it."""
+        task_dir = edit_manifest(lambda data: None)
+        hidden = task_dir / "hidden" / "kv" / "rangestream_hidden_test.go"
+        hidden.write_text(hidden.read_text() + "\nfunc ExampleStore() {}\n")
+        with pytest.raises(ContractError) as caught:
+            load_manifest(task_dir)
+        assert [
+            "kv/rangestream_hidden_test.go declares ExampleStore, which go test runs but no "
+            "verdict can require (hidden files hold Test functions only)"
+        ] == [f.message for f in caught.value.findings if f.field == "$.grader.files"]
+
     def test_refuses_an_empty_blind_edit(
         self, edit_manifest: Callable[[Callable[[dict[str, Any]], None]], Path]
     ) -> None:

@@ -1,0 +1,3 @@
+module wordwrap.example/text
+
+go 1.19

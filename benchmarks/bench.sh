@@ -3,8 +3,9 @@
 # Usage: benchmarks/bench.sh [MODE]       (or: MODE=<mode> benchmarks/bench.sh)
 #
 # Modes: paired (default), control-only, hpatch-only, hpatch-diagnostic,
-# ctp-only, mentor-handoff, preparation-only; and the command router-check
-# (ROUTER_IMAGE=<image>: the router conformance check). Each is a script
+# ctp-only, mentor-handoff, preparation-only; and the commands router-check
+# (ROUTER_IMAGE=<image>: the router conformance check) and `resume RUN_DIR` (a
+# stopped run, continued with its own settings: docs/resume.md). Each is a script
 # benchmarks/libexec/bench-<mode>; this file only validates the mode and
 # dispatches, so it works from any working directory.
 #
@@ -17,7 +18,7 @@ set -euo pipefail
 BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BENCH_ROOT
 export BENCH_ROOT
-readonly MODES="paired control-only hpatch-only hpatch-diagnostic ctp-only mentor-handoff preparation-only router-check"
+readonly MODES="paired control-only hpatch-only hpatch-diagnostic ctp-only mentor-handoff preparation-only router-check resume"
 
 # shellcheck source=benchmarks/libexec/bench-lib.sh
 source "${BENCH_ROOT}/benchmarks/libexec/bench-lib.sh"

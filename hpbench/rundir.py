@@ -11,6 +11,9 @@ directory")::
       routers/<rep>-<arm>/    metrics.json  capture/
       reps/<rep>/             provider.jsonl  services.txt
       provenance/             <arm>-router.image-id  <arm>-router.identity  ...
+      invocations.jsonl       each invocation's repetitions (a resumed run)
+      resume/<n>/             a resume's provenance and instructions, had again
+      superseded/<n>/         attempts/, routers/, reps/ a resume ran again
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ GRADER_STDERR = "grader.stderr"
 GRADER_EXIT = "grader.exit"
 GRADER_STATE = "grader.state"
 VERDICT_JSON = "verdict.json"
+# One JSON line per invocation of the run (hpbench.resume).
+INVOCATIONS = "invocations.jsonl"
 # The scripted provider's request records (reps/<rep>/ of an offline run).
 PROVIDER_RECORDS = "provider.jsonl"
 # Files of one router directory (routers/<rep>-<arm>/).
@@ -216,9 +221,28 @@ class RunLayout:
         """Every router directory of ``arm``, in name order."""
         return sorted(self.routers.glob(f"*-{arm}"))
 
+    def repetition(self, repetition: int) -> Path:
+        """A repetition's own evidence (``reps/<rep>/``: its services, provider records)."""
+        return self.root / "reps" / str(repetition)
+
     def provider_records(self, repetition: int) -> Path:
         """The scripted provider's request records of a repetition (offline runs)."""
-        return self.root / "reps" / str(repetition) / PROVIDER_RECORDS
+        return self.repetition(repetition) / PROVIDER_RECORDS
+
+    @property
+    def invocations(self) -> Path:
+        """One JSON line per invocation of the run: the first and each resume
+        (hpbench.resume), with the repetitions each ran."""
+        return self.root / INVOCATIONS
+
+    def superseded(self, invocation: int) -> Path:
+        """The evidence a resume (invocation ``n``) replaced, moved here whole:
+        ``superseded/<n>/{attempts,routers,reps}/…``."""
+        return self.root / "superseded" / str(invocation)
+
+    def resume_dir(self, invocation: int) -> Path:
+        """A resume's own checks: the provenance and instructions it had again."""
+        return self.root / "resume" / str(invocation)
 
 
 # A suite directory (benchmarks/libexec/bench-suite: several tasks' runs, one after another):

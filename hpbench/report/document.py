@@ -567,6 +567,17 @@ class IssueReports:
 
 
 @attrs.frozen
+class InvocationRow:
+    """One invocation of a resumed run (invocations.jsonl)."""
+
+    invocation: int = attrs.field(metadata=doc("1 for the first, then each resume."))
+    repetitions: tuple[int, ...] = attrs.field(metadata=doc("The repetitions it ran."))
+    superseded: tuple[int, ...] = attrs.field(
+        metadata=doc("The repetitions whose earlier evidence it moved to superseded/<n>/.")
+    )
+
+
+@attrs.frozen
 class ReportDocument:
     """``report.json``: everything summary.md says, as data (``hpbench.report.v2``)."""
 
@@ -612,6 +623,13 @@ class ReportDocument:
         metadata=doc("When issue reporting is on (`report_issue`); null when it is off.")
     )
     outcome: Outcome = attrs.field(metadata=doc("The verdict."))
+    invocations: tuple[InvocationRow, ...] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "Each invocation of a resumed run and the repetitions it ran "
+            "(`benchmarks/bench.sh resume`); null when the run was never resumed."
+        ),
+    )
 
 
 # Tool shapes are the capture's own (``ToolShape``), with its constrained scalars.

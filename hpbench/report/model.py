@@ -50,6 +50,7 @@ from hpbench.report.models import model_rows
 from hpbench.report.provenance import provenance
 from hpbench.report.verdict import CaptureCheck, CaptureVerdict
 from hpbench.results.model import Attempt, attempt_from_json
+from hpbench.resume import invocations
 from hpbench.rundir import CAPTURE_DIR, CODEX_JSONL, INSTRUCTIONS_HASHES, Arm, RunLayout
 from hpbench.stats import MIN_PAIRS_FOR_INTERVAL
 
@@ -411,7 +412,15 @@ def _assemble(run_dir: Path, check: CaptureCheck) -> dict[str, Any]:
         "exact_evidence": exact,
         "issue_reports": issues,
         "outcome": {"ok": not reasons, "reasons": reasons},
+        "invocations": _invocations(run_dir),
     }
+
+
+def _invocations(run_dir: Path) -> list[dict[str, Any]] | None:
+    """Each invocation of a resumed run; None for a run that was never resumed."""
+    if not RunLayout(run_dir).invocations.is_file():
+        return None
+    return [attrs.asdict(i) for i in invocations(run_dir)]
 
 
 __all__ = [

@@ -500,6 +500,28 @@ def _compression(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def invocation_lines(rows: list[dict[str, Any]] | None) -> list[str]:
+    """Which invocation ran which repetition, for a resumed run."""
+    if not rows:
+        return []
+    lines = ["", "Resumed run (`benchmarks/bench.sh resume`):"]
+    for row in rows:
+        ran = ", ".join(str(r) for r in row["repetitions"]) or "none"
+        if row["invocation"] == 1:
+            lines.append(f"- invocation 1 ran repetition(s) {ran};")
+        else:
+            lines.append(
+                f"- invocation {row['invocation']} ran repetition(s) {ran} again (the evidence "
+                f"it replaced is in superseded/{row['invocation']}/);"
+            )
+    lines[-1] = lines[-1].rstrip(";") + "."
+    lines.append(
+        "Kept repetitions ran under the same settings, task, images and instructions, checked "
+        "before the resume ran anything."
+    )
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> str:
     """summary.md for a report document."""
     outcome = report["outcome"]
@@ -508,6 +530,7 @@ def render_summary(report: dict[str, Any]) -> str:
         verdict.append("Every scheduled attempt ran and passed, and all evidence validated.")
     else:
         verdict += [f"- {redact(reason)}" for reason in outcome["reasons"]]
+    verdict += invocation_lines(report.get("invocations"))
     sections = [
         _banner(report),
         what_ran_section(report),

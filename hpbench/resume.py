@@ -36,6 +36,7 @@ from hpbench.provenance import Observed
 from hpbench.rundir import (
     GRADER_SECONDS,
     INFRASTRUCTURE_NOTE,
+    INSTRUCTIONS_HASHES,
     RESULT_JSON,
     UNGRADED,
     RunLayout,
@@ -142,11 +143,11 @@ def instructions_mismatches(recorded: Path, now: Path) -> list[Finding]:
     """The instructions derived again (``now``'s hashes.json) must be the run's: the same
     stock text, guidance, rules, pins and derived files, byte for byte."""
     documents = []
-    for path in (recorded, now):
+    for path in (recorded / INSTRUCTIONS_HASHES, now / INSTRUCTIONS_HASHES):
         try:
-            documents.append(json.loads((path / "hashes.json").read_text(encoding="utf-8")))
+            documents.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            raise HpbenchError(f"{path / 'hashes.json'}: cannot be read: {exc}") from None
+            raise HpbenchError(f"{path}: cannot be read: {exc}") from None
     old, new = documents
     return [
         _mismatch(f"instructions {key}", old.get(key), new.get(key))

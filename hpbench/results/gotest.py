@@ -8,7 +8,7 @@ tests are counted; subtests are part of their parent's verdict.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
@@ -81,6 +81,19 @@ def parse_go_test_json(lines: Iterable[str]) -> HiddenTestReport:
             verdicts[(package, test)] = action
         elif test is None and action == "fail":
             failed_packages.add(package)
+    return report_of(verdicts, failed_packages, build_failed, unreadable, started)
+
+
+def report_of(
+    verdicts: dict[tuple[str, str], str],
+    failed_packages: set[str],
+    build_failed: bool,
+    unreadable: int,
+    started: int,
+) -> HiddenTestReport:
+    """The report of a folded stream: each top-level test's last verdict by (package,
+    test), the packages that failed on their own, and what could not be read. The counts
+    are unknown (None) when no test reported a verdict."""
     counts = None
     if verdicts:
         values = list(verdicts.values())
@@ -97,9 +110,14 @@ def parse_go_test_json(lines: Iterable[str]) -> HiddenTestReport:
     )
 
 
-def parse_go_test_file(path: Path) -> HiddenTestReport:
-    """:func:`parse_go_test_json` over a file; a missing file reads as no output."""
+def read_stream(path: Path, parse: Callable[[Iterable[str]], HiddenTestReport]) -> HiddenTestReport:
+    """``parse`` over a grader's stream file; a missing file reads as no output."""
     if not path.is_file():
         return HiddenTestReport(None, (), (), False, 0)
     with path.open(encoding="utf-8", errors="replace") as stream:
-        return parse_go_test_json(stream)
+        return parse(stream)
+
+
+def parse_go_test_file(path: Path) -> HiddenTestReport:
+    """:func:`parse_go_test_json` over a file; a missing file reads as no output."""
+    return read_stream(path, parse_go_test_json)

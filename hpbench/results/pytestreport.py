@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from hpbench.results.gotest import HiddenTestCounts, HiddenTestReport
+from hpbench.results.gotest import HiddenTestReport, read_stream, report_of
 
 _OUTCOMES = {"passed": "pass", "failed": "fail", "skipped": "skip"}
 _RANK = {"pass": 0, "skip": 1, "fail": 2}
@@ -86,25 +86,9 @@ def parse_pytest_report(lines: Iterable[str]) -> HiddenTestReport:
         previous = verdicts.get(key)
         if previous is None or _RANK[outcome] > _RANK[previous]:
             verdicts[key] = outcome
-    counts = None
-    if verdicts:
-        values = list(verdicts.values())
-        counts = HiddenTestCounts(values.count("pass"), values.count("fail"), values.count("skip"))
-    failed = sorted(test for (_, test), verdict in verdicts.items() if verdict == "fail")
-    return HiddenTestReport(
-        counts,
-        tuple(failed),
-        tuple(sorted(failed_files)),
-        bool(failed_files),
-        unreadable,
-        verdicts,
-        started,
-    )
+    return report_of(verdicts, failed_files, bool(failed_files), unreadable, started)
 
 
 def parse_pytest_report_file(path: Path) -> HiddenTestReport:
     """:func:`parse_pytest_report` over a file; a missing file reads as no output."""
-    if not path.is_file():
-        return HiddenTestReport(None, (), (), False, 0)
-    with path.open(encoding="utf-8", errors="replace") as stream:
-        return parse_pytest_report(stream)
+    return read_stream(path, parse_pytest_report)

@@ -332,28 +332,24 @@ def write_grader_spec(task: Task, directory: Path, caps: GraderCaps | None = Non
     directory.mkdir(parents=True, exist_ok=True)
     caps = caps or GraderCaps()
     grader = grader_plan(task)
-    if grader is None:
-        none = {"kind": "none\n", "command": "", "hidden-files": ""}
-        none["preload_go_qualification_grader"] = "false\n"
-        for name, text in {**none, **_caps(caps)}.items():
-            write_atomic(directory / name, text, mode=0o644)
-        return
     hidden = "".join(f"{name}\t{path.resolve()}\n" for name, path in task.grader_file_paths())
-    facts = {
-        "kind": f"{grader.kind}\n",
-        "command": "".join(f"{arg}\n" for arg in grader.command),
-        "timeout_seconds": f"{grader.timeout_seconds}\n",
-        "base_discriminator": f"{grader.base_discriminator}\n",
-        "preload_go_qualification_grader": f"{_flag(grader.preload_go_qualification_grader)}\n",
+    facts = {"kind": "none\n", "command": "", "preload_go_qualification_grader": "false\n"}
+    if grader is not None:
+        facts = {
+            "kind": f"{grader.kind}\n",
+            "command": "".join(f"{arg}\n" for arg in grader.command),
+            "timeout_seconds": f"{grader.timeout_seconds}\n",
+            "base_discriminator": f"{grader.base_discriminator}\n",
+            "preload_go_qualification_grader": f"{_flag(grader.preload_go_qualification_grader)}\n",
+        }
+    facts |= {
         "hidden-files": hidden,
-        **_caps(caps),
+        "memory": f"{caps.memory}\n",
+        "cpus": f"{caps.cpus}\n",
+        "pids": f"{caps.pids}\n",
     }
     for name, text in facts.items():
         write_atomic(directory / name, text, mode=0o644)
-
-
-def _caps(caps: GraderCaps) -> dict[str, str]:
-    return {"memory": f"{caps.memory}\n", "cpus": f"{caps.cpus}\n", "pids": f"{caps.pids}\n"}
 
 
 def _write_codex_configs(plan: RunPlan, layout: RunLayout) -> None:

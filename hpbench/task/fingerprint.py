@@ -23,8 +23,9 @@ def fingerprint_inputs(task: Task) -> list[tuple[str, Path]]:
         task.manifest.prompt: task.prompt_path,
     }
     grader = task.manifest.grader
-    for name, path in task.grader_file_paths():
-        entries[f"{grader.root if grader else ''}/{name}"] = path
+    if grader is not None:
+        for name, path in task.grader_file_paths():
+            entries[f"{grader.root}/{name}"] = path
     return sorted(entries.items())
 
 

@@ -188,15 +188,14 @@ def images() -> None:
     build_images_once()
 
 
-@pytest.fixture(scope="session")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """History-free base and oracle snapshots of the bundled task (made once)."""
-    root = tmp_path_factory.mktemp("snapshots")
-    built = run([str(HPBENCH), "task", "build", TASK, "--out", str(root / "repo")])
+def task_snapshots(root: Path, task: str = TASK) -> dict[str, Path]:
+    """History-free base and oracle snapshots of ``task`` under ``root`` (its history in
+    ``root/repo``), made as bench-prepare makes them."""
+    built = run([str(HPBENCH), "task", "build", task, "--out", str(root / "repo")])
     assert 0 == built.returncode, built.stderr
     out: dict[str, Path] = {}
     for name in ("base", "oracle"):
-        revision = run([str(HPBENCH), "task", "field", TASK, f"source.{name}_revision"])
+        revision = run([str(HPBENCH), "task", "field", task, f"source.{name}_revision"])
         made = run(
             [
                 str(LIBEXEC / "bench-snapshot"),
@@ -208,6 +207,12 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         assert 0 == made.returncode, made.stderr
         out[name] = root / name
     return out
+
+
+@pytest.fixture(scope="session")
+def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """History-free base and oracle snapshots of the bundled task (made once)."""
+    return task_snapshots(tmp_path_factory.mktemp("snapshots"))
 
 
 def grader_spec(directory: Path, task: str = TASK, env: Mapping[str, str] | None = None) -> Path:

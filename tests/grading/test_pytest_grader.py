@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import HPBENCH, LIBEXEC, run
+from ..conftest import HPBENCH, run, task_snapshots
 from .conftest import Graded, grade
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("images")]
@@ -41,23 +41,7 @@ FORGED = "".join(
 
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("meterkit")
-    built = run([str(HPBENCH), "task", "build", TASK, "--out", str(root / "repo")])
-    assert 0 == built.returncode, built.stderr
-    out = {}
-    for name in ("base", "oracle"):
-        revision = run([str(HPBENCH), "task", "field", TASK, f"source.{name}_revision"])
-        made = run(
-            [
-                str(LIBEXEC / "bench-snapshot"),
-                str(root / "repo"),
-                revision.stdout.strip(),
-                str(root / name),
-            ]
-        )
-        assert 0 == made.returncode, made.stderr
-        out[name] = root / name
-    return out
+    return task_snapshots(tmp_path_factory.mktemp("meterkit"), TASK)
 
 
 def _workspace(

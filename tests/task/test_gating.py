@@ -18,7 +18,7 @@ import pytest
 from hpbench.task.manifest import OracleTier, SourceKind, Task
 from hpbench.task.registry import load_task, task_ids
 
-from ..conftest import HPBENCH, LIBEXEC, TASKS_DIR, run
+from ..conftest import HPBENCH, TASKS_DIR, run, task_snapshots
 from ..grading.conftest import Graded, grade
 
 
@@ -38,12 +38,6 @@ def test_every_bundled_correctness_task_has_a_blind_edit() -> None:
     assert len(_gated()) >= 1
 
 
-def _snapshot(repo: Path, revision: str, out: Path) -> Path:
-    made = run([str(LIBEXEC / "bench-snapshot"), str(repo), revision, str(out)])
-    assert 0 == made.returncode, made.stderr
-    return out
-
-
 def _verdict(task: Task, graded: Graded) -> tuple[int, str]:
     """The verdict a run gives the grading: ``hpbench grader verdict``'s status (0 passed)
     and what it printed."""
@@ -58,11 +52,8 @@ def _verdict(task: Task, graded: Graded) -> tuple[int, str]:
 @pytest.mark.parametrize("task", _gated(), ids=lambda t: t.id)
 def test_oracle_passes_noop_and_blind_fail(task: Task, tmp_path: Path) -> None:
     assert task.manifest.gating is not None
-    built = run([str(HPBENCH), "task", "build", task.id, "--out", str(tmp_path / "repo")])
-    assert 0 == built.returncode, built.stderr
-    source = task.manifest.source
-    base = _snapshot(tmp_path / "repo", source.base_revision, tmp_path / "base")
-    oracle = _snapshot(tmp_path / "repo", source.oracle_revision, tmp_path / "oracle")
+    made = task_snapshots(tmp_path, task.id)
+    base, oracle = made["base"], made["oracle"]
     blind = tmp_path / "blind"
     shutil.copytree(base, blind, symlinks=True)
     shutil.copytree(task.directory / task.manifest.gating.blind, blind, dirs_exist_ok=True)

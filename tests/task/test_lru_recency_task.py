@@ -19,16 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.capture.validator import validate_capture
-from hpbench.codexconfig import CodexConfig, write_config
-from hpbench.commands import analyze_file
-from hpbench.reference.harness import codex_exec, running_provider, running_router
-from hpbench.rundir import Arm
 from hpbench.task.go_tests import declared_tests
 from hpbench.task.history import BuiltHistory, build_history
 from hpbench.task.manifest import GraderKind, OracleTier, SourceKind, Task, load_manifest
 
 from ..conftest import HPBENCH, run
+from .replay import changed_paths, replay
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TASK_ID = "lru-recency"
@@ -47,7 +43,6 @@ REQUIRED = (
 )
 DISCRIMINATOR = "which Get had just read"
 ALL_PASS = dict.fromkeys(REQUIRED, "pass")
-MODES = {"control": "passthrough", "hpatch": "hpatch"}
 
 
 @pytest.fixture(scope="module")
@@ -289,34 +284,9 @@ class TestGrader:
 def test_replay_solves_task(task: Task, arm: str, tmp_path: Path) -> None:
     """The arm's replay, driving the real Codex through the reference router, changes exactly
     the allowed paths and passes the hidden grader, with no loop and a valid capture."""
-    built = build_history(task, tmp_path / "repo")
-    workspace = checkout(built, built.base_revision, tmp_path / "ws")
-    scripts = {name: TASK_DIR / "replay" / f"{name}.json" for name in MODES}
-    capture = tmp_path / "capture"
-    with (
-        running_provider(scripts, tmp_path) as provider,
-        running_router(
-            f"{provider.url}/{arm}/v1", capture, mode=MODES[arm], log=tmp_path / "router.log"
-        ) as router,
-    ):
-        config = CodexConfig(arm=Arm(arm), router_url=f"{router.url}/v1", request_max_retries=1)
-        write_config(config, tmp_path / "codex-home" / "config.toml")
-        done = codex_exec(
-            tmp_path / "codex-home", workspace, task.prompt_path.read_text(), timeout=300
-        )
-        snapshot = router.get_json("/api/metrics")
-    assert 0 == done.returncode, done.stderr[-2000:]
-    jsonl = done.save(tmp_path / "codex.jsonl")
-    (tmp_path / "metrics.json").write_text(json.dumps(snapshot))
+    workspace = replay(task, arm, tmp_path)
 
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert list(ALLOWED) == sorted(line[3:] for line in status.splitlines())
+    assert list(ALLOWED) == changed_paths(workspace)
     for path in ALLOWED:
         assert source("oracle", path) == (workspace / path).read_text(), path
 
@@ -325,10 +295,3 @@ def test_replay_solves_task(task: Task, arm: str, tmp_path: Path) -> None:
     result = grade(task, graded)
     assert 0 == result.returncode, result.stdout[-2000:]
     assert ALL_PASS == required(result)
-
-    analysis = analyze_file(jsonl, workspace_root=str(workspace))
-    assert () == analysis.loops
-    assert () == analysis.workspace_diff_loops
-
-    report = validate_capture(capture, tmp_path / "metrics.json", arm=arm, codex_jsonl=[jsonl])
-    assert report.ok, [str(f) for f in report.findings]

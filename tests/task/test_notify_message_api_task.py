@@ -19,19 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from hpbench.capture.validator import validate_capture
-from hpbench.codexconfig import CodexConfig, write_config
-from hpbench.commands import analyze_file
-from hpbench.reference.harness import codex_exec, running_provider, running_router
-from hpbench.rundir import Arm
 from hpbench.task.go_tests import declared_tests
 from hpbench.task.history import BuiltHistory, build_history
 from hpbench.task.manifest import GraderKind, OracleTier, SourceKind, Task, load_manifest
 
+from .replay import changed_paths, replay
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TASK_ID = "notify-message-api"
 TASK_DIR = REPO_ROOT / "tasks" / TASK_ID
-SNAPSHOT = REPO_ROOT / "benchmarks" / "libexec" / "bench-snapshot"
 BASE = "a0885d460c946cd3402606c58b3dcdd1d91e75e4"
 ORACLE = "f8d821da337a18b0f8f249babd1f4fbd04ba420b"
 ALLOWED = (
@@ -43,7 +39,6 @@ ALLOWED = (
     "notify/transport.go",
 )
 MODULE = "notify.example/ops"
-MODES = {"control": "passthrough", "hpatch": "hpatch"}
 GO_ENV = {
     "GOPROXY": "off",
     "GOSUMDB": "off",
@@ -304,32 +299,9 @@ def test_replay_solves_task(arm: str, task: Task, tmp_path: Path) -> None:
     """The arm's replay script, driven through the real Codex CLI and the reference
     router in the arm's mode, changes exactly the allowed paths and passes the hidden
     grader, with no same-path loop and a valid capture."""
-    built = build_history(task, tmp_path / "repo")
-    workspace = tmp_path / "ws"
-    subprocess.run(
-        [str(SNAPSHOT), str(built.repository), built.base_revision, str(workspace)], check=True
-    )
-    scripts = {name: TASK_DIR / "replay" / f"{name}.json" for name in MODES}
-    capture = tmp_path / "capture"
-    with (
-        running_provider(scripts, tmp_path) as provider,
-        running_router(
-            f"{provider.url}/{arm}/v1", capture, mode=MODES[arm], log=tmp_path / "router.log"
-        ) as router,
-    ):
-        config = CodexConfig(arm=Arm(arm), router_url=f"{router.url}/v1", request_max_retries=1)
-        write_config(config, tmp_path / "codex-home" / "config.toml")
-        run = codex_exec(
-            tmp_path / "codex-home", workspace, task.prompt_path.read_text(), timeout=300
-        )
-        snapshot = router.get_json("/api/metrics")
-    assert 0 == run.returncode, run.stderr[-2000:]
-    jsonl = run.save(tmp_path / "codex.jsonl")
-    (tmp_path / "metrics.json").write_text(json.dumps(snapshot))
+    workspace = replay(task, arm, tmp_path)
 
-    status = git(workspace, "status", "--porcelain", "--untracked-files=all")
-    changed = sorted(line[3:] for line in status.splitlines())
-    assert sorted(ALLOWED) == changed
+    assert sorted(ALLOWED) == changed_paths(workspace)
     for path in ALLOWED:
         oracle = TASK_DIR / "source" / "oracle" / path
         assert oracle.read_text() == (workspace / path).read_text(), path
@@ -340,10 +312,3 @@ def test_replay_solves_task(arm: str, task: Task, tmp_path: Path) -> None:
     assert 0 == result.returncode, result.stdout[-2000:]
     seen = verdicts(result)
     assert all("pass" == seen.get(key) for key in required(task))
-
-    analysis = analyze_file(jsonl, workspace_root=str(workspace))
-    assert () == analysis.loops
-    assert () == analysis.workspace_diff_loops
-
-    report = validate_capture(capture, tmp_path / "metrics.json", arm=arm, codex_jsonl=[jsonl])
-    assert report.ok, [str(f) for f in report.findings]

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import attrs
+
 from hpbench._documents import read_document
 from hpbench._privatefiles import loads_unique
 from hpbench.errors import ContractError
@@ -137,17 +139,8 @@ def _token_figure(
     if bootstrap is None:
         return figure
     drawn = bootstrap.figures[label]
-    return TokenFigure(
-        baseline=figure.baseline,
-        treatment=figure.treatment,
-        delta=figure.delta,
-        reported_pairs=figure.reported_pairs,
-        pairs=figure.pairs,
-        relative=figure.relative,
-        mean=drawn.mean,
-        low=drawn.low,
-        high=drawn.high,
-        interval=drawn.status,
+    return attrs.evolve(
+        figure, mean=drawn.mean, low=drawn.low, high=drawn.high, interval=drawn.status
     )
 
 
@@ -231,16 +224,18 @@ def task_row(layout: SuiteLayout, task: str, mode: str, ended: TaskExit | None) 
     relative = run_dir.relative_to(layout.root).as_posix()
     summary = run.summary.relative_to(layout.root).as_posix() if run.summary.is_file() else None
 
+    row = TaskRow(
+        task=task,
+        status="no report",
+        reason=None,
+        exit_status=None if ended is None else ended.status,
+        run_directory=relative,
+        summary=summary,
+        figures=None,
+    )
+
     def without(reason: str) -> TaskRow:
-        return TaskRow(
-            task=task,
-            status="no report",
-            reason=reason,
-            exit_status=None if ended is None else ended.status,
-            run_directory=relative,
-            summary=summary,
-            figures=None,
-        )
+        return attrs.evolve(row, reason=reason)
 
     if ended is not None and ended.skipped:
         return without("skipped: the suite was interrupted before this task started")
@@ -255,12 +250,4 @@ def task_row(layout: SuiteLayout, task: str, mode: str, ended: TaskExit | None) 
         figures = task_figures(read_report(run.report_json), task, mode, source)
     except ContractError as exc:
         return without(f"report.json refused: {_first_finding(exc)}")
-    return TaskRow(
-        task=task,
-        status="reported",
-        reason=None,
-        exit_status=None if ended is None else ended.status,
-        run_directory=relative,
-        summary=summary,
-        figures=figures,
-    )
+    return attrs.evolve(row, status="reported", figures=figures)

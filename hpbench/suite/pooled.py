@@ -33,6 +33,7 @@ from hpbench.suite.document import (
     TaskFigures,
     TaskRow,
 )
+from hpbench.task.manifest import OracleTier
 
 
 def _arm(figures: Sequence[TaskFigures], arm: str) -> PooledArm:
@@ -90,17 +91,13 @@ def _cross_task(figures: Sequence[TaskFigures], label: str) -> CrossTaskTokens:
     )
 
 
-# The oracle tier whose pass is no correctness claim (docs/tasks.md, spec 000).
-LATENCY_ONLY = "latency-only"
-
-
 def pool(rows: Sequence[TaskRow], arms: Sequence[str]) -> Pooled:
     """The pooled statistics of the rows that have a report."""
     with_report = [row for row in rows if row.figures is not None]
     every_figure = [row.figures for row in with_report if row.figures is not None]
-    reported = [
-        row for row in with_report if row.figures and row.figures.oracle_tier != LATENCY_ONLY
-    ]
+    # A latency-only task's pass is no correctness claim (spec 000): it pools no pass rate.
+    no_claim = OracleTier.LATENCY_ONLY.value
+    reported = [row for row in with_report if row.figures and row.figures.oracle_tier != no_claim]
     figures = [row.figures for row in reported if row.figures is not None]
     pooled_arms = {arm: _arm(figures, arm) for arm in arms}
     compared_pairs = sum(f.compared_pairs for f in figures)
